@@ -1,0 +1,58 @@
+# Two commands for a fresh machine: `make run` and `make test` (see README).
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+# Django 6 needs Python 3.12+; take the first interpreter that is new enough.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.13*/bin/python \
+	$$HOME/.pyenv/versions/3.12*/bin/python; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && command -v $$p && break; done)
+# The part of the suite that exercises production settings runs against these.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kmqadmin
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+VENDOR := static/vendor
+
+.PHONY: run test lint format deps services clean
+
+run: deps
+	$(BIN)/python manage.py kmq run
+
+test: deps lint services
+	$(BIN)/pytest
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
+
+lint: deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: deps
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# PostgreSQL and Redis on loopback serve the production-settings part of the suite;
+# start them the way this machine kind does if they are down.
+services:
+	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
+	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes \
+		--bind 127.0.0.1 --port 6379 --save "" --appendonly no
+
+deps: $(VENV)/.installed $(VENDOR)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: Python 3.12+ not found; set PYTHON=/path/to/python3.12"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci
+	touch $@
+
+# Third-party front-end files come from npm and are copied here, never committed.
+# Third-party front-end files come from npm and are copied here, never committed.
+$(VENDOR)/.installed: node_modules/.installed scripts/vendor-assets
+	scripts/vendor-assets node_modules $(VENDOR)
+	touch $@
+
+clean:
+	rm -rf $(VENV) node_modules $(VENDOR) staticfiles

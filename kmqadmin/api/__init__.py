@@ -1,0 +1,1 @@
+"""REST API for other services (DRF, OpenAPI schema at /api/schema/)."""

@@ -1,0 +1,11 @@
+"""The Celery application: hosts the tracker/scheduler services and bulk jobs."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kmqadmin.settings")
+
+app = Celery("kmqadmin")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["kmqadmin.workers"])

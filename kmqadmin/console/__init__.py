@@ -1,0 +1,1 @@
+"""The web console: queue configuration, live views and operator actions."""

@@ -1,0 +1,54 @@
+"""A small supervisor for `kmq run`: start processes, stop them all together."""
+
+import subprocess
+import threading
+from types import TracebackType
+
+from django.conf import settings
+
+
+class Children:
+    """Child processes that live and die as one: if one exits, the caller stops all."""
+
+    def __init__(self) -> None:
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def spawn(self, name: str, argv: list[str]) -> None:
+        self._procs[name] = subprocess.Popen(argv, cwd=settings.BASE_DIR, stdin=subprocess.DEVNULL)
+
+    def exited(self) -> tuple[str, int] | None:
+        """The first child that has exited, with its exit code."""
+        for name, proc in self._procs.items():
+            code = proc.poll()
+            if code is not None:
+                return name, code
+        return None
+
+    def wait(self, stop: threading.Event) -> tuple[str, int] | None:
+        """Block until a child exits (returned) or ``stop`` is set (None)."""
+        while not stop.wait(0.5):
+            if (gone := self.exited()) is not None:
+                return gone
+        return None
+
+    def stop(self, grace: float = 10.0) -> None:
+        for proc in self._procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self._procs.values():
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def __enter__(self) -> "Children":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

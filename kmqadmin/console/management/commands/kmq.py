@@ -1,0 +1,30 @@
+"""`python manage.py kmq <subcommand>`: the operator's entry point."""
+
+from argparse import ArgumentParser
+from importlib import import_module
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+SUBCOMMANDS = {
+    "doctor": "Check broker, topics, database, channel layer and Celery transport.",
+    "broker": "Run the embedded Kafka-protocol broker (Tansu) in the foreground.",
+    "run": "Run everything: embedded broker, web, worker, beat and demo traffic.",
+    "demo": "Register the demo queues and produce demo traffic.",
+}
+
+
+def _module(name: str) -> Any:
+    return import_module(f"kmqadmin.console.cli.{name}")
+
+
+class Command(BaseCommand):
+    help = "kmqadmin operations: " + ", ".join(SUBCOMMANDS)
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        sub = parser.add_subparsers(dest="subcommand", required=True, metavar="subcommand")
+        for name, summary in SUBCOMMANDS.items():
+            _module(name).add_arguments(sub.add_parser(name, help=summary, description=summary))
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        _module(options["subcommand"]).handle(self, options)

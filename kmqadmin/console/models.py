@@ -1,0 +1,57 @@
+"""Configuration the console keeps in SQL; queue *state* lives only in Kafka."""
+
+from django.conf import settings
+from django.db import models
+
+from kmqadmin.kmq import names
+
+
+class Cluster(models.Model):
+    """A Kafka cluster; blank bootstrap servers mean KAFKA_BOOTSTRAP_SERVERS."""
+
+    name = models.SlugField(unique=True)
+    bootstrap_servers = models.CharField(
+        max_length=500, blank=True, help_text="Blank: use KAFKA_BOOTSTRAP_SERVERS."
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def bootstrap(self) -> str:
+        return self.bootstrap_servers or settings.KAFKA_BOOTSTRAP_SERVERS
+
+
+class Queue(models.Model):
+    """A queue topic with its markers and DLQ topics (kmq's names unless overridden)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="queues")
+    topic = models.CharField(max_length=249)
+    group_id = models.CharField(max_length=255)
+    partitions = models.PositiveSmallIntegerField(
+        default=6, help_text="Used when kmqadmin creates the topics."
+    )
+    message_timeout_ms = models.PositiveIntegerField(default=30_000)
+    max_redeliveries = models.PositiveSmallIntegerField(default=3)
+    markers_topic_override = models.CharField(max_length=249, blank=True)
+    dlq_topic_override = models.CharField(max_length=249, blank=True)
+
+    class Meta:
+        ordering = ["cluster__name", "topic"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "topic"], name="unique_queue_topic")
+        ]
+
+    def __str__(self) -> str:
+        return self.topic
+
+    @property
+    def markers_topic(self) -> str:
+        return self.markers_topic_override or names.markers_topic(self.topic)
+
+    @property
+    def dlq_topic(self) -> str:
+        return self.dlq_topic_override or names.dlq_topic(self.topic)

@@ -1,0 +1,5 @@
+"""WebSocket routes for the console's live views."""
+
+from django.urls import URLPattern
+
+websocket_urlpatterns: list[URLPattern] = []

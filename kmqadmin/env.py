@@ -1,0 +1,79 @@
+"""Reading the environment: one variable per external part, unset = embedded.
+
+Kept apart from settings.py so the rules (and the errors that name the
+variable to fix) can be tested without importing Django settings.
+"""
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+env = environ.Env()
+
+DEFAULT_EMBEDDED_KAFKA_PORT = 19092
+
+
+def database(url: str | None, data_dir: Path) -> dict[str, Any]:
+    """DATABASE_URL, or a SQLite file under the data dir when unset."""
+    if not url:
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(data_dir / "db.sqlite3")}
+    scheme = url.partition("://")[0] if "://" in url else ""
+    if scheme not in environ.Env.DB_SCHEMES:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL scheme {scheme!r} is not supported; use postgres://, sqlite:/// "
+            "or mysql://, or unset DATABASE_URL for the SQLite default"
+        )
+    return environ.Env.db_url_config(url)
+
+
+def kafka_bootstrap_servers(value: str | None, embedded_port: int) -> tuple[str, bool]:
+    """The bootstrap servers, and whether they point at the embedded broker."""
+    if value:
+        return value, False
+    return f"127.0.0.1:{embedded_port}", True
+
+
+def channel_layers(redis_url: str | None) -> dict[str, Any]:
+    """Redis when REDIS_URL is set; otherwise in-process (one web process)."""
+    if not redis_url:
+        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    return {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_url]},
+        }
+    }
+
+
+def celery_transport(redis_url: str | None, data_dir: Path) -> tuple[str, dict[str, Any]]:
+    """Redis when REDIS_URL is set; otherwise kombu's filesystem transport.
+
+    The filesystem transport needs no server yet, unlike ``memory://``, works
+    across the web, worker and beat processes.
+    """
+    if redis_url:
+        return redis_url, {}
+    folder = data_dir / "celery"
+    for sub in ("processed", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return "filesystem://", {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),
+        "store_processed": False,
+    }
+
+
+def secret_key(value: str | None, data_dir: Path) -> str:
+    """DJANGO_SECRET_KEY, or one generated once and kept in the data dir."""
+    if value:
+        return value
+    path = data_dir / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()

@@ -1,0 +1,24 @@
+"""Setup errors that carry one actionable line for the operator.
+
+Each names the environment variable (or command) that fixes it, so the CLI
+can print ``str(error)`` instead of a traceback.
+"""
+
+
+class KafkaSetupError(RuntimeError):
+    """Kafka is not usable as configured; the message says what to change."""
+
+
+class BrokerUnavailable(KafkaSetupError):
+    """No broker answered metadata at the configured bootstrap servers."""
+
+    def __init__(self, bootstrap_servers: str, detail: str) -> None:
+        super().__init__(
+            f"cannot reach Kafka at {bootstrap_servers} ({detail}); set KAFKA_BOOTSTRAP_SERVERS "
+            "to a reachable broker, or unset it and start the embedded one with "
+            "`python manage.py kmq broker`"
+        )
+
+
+class TansuMissing(KafkaSetupError):
+    """The embedded broker binary could not be found or started."""

@@ -1,0 +1,62 @@
+"""Topic administration: existence, partition counts, idempotent creation."""
+
+from collections.abc import Mapping
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
+
+from .config import client_config
+from .errors import BrokerUnavailable
+
+
+def admin_client(bootstrap_servers: str) -> AdminClient:
+    """Quiet below critical: every failure reaches the caller as an exception."""
+    return AdminClient(client_config(bootstrap_servers, {"log_level": 2}))
+
+
+def cluster_metadata(bootstrap_servers: str, timeout: float = 5.0) -> ClusterMetadata:
+    """Metadata for all topics, or BrokerUnavailable naming the variable to fix."""
+    try:
+        return admin_client(bootstrap_servers).list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise BrokerUnavailable(bootstrap_servers, exc.args[0].str()) from None
+
+
+def partition_counts(bootstrap_servers: str, topics: list[str]) -> dict[str, int | None]:
+    """Partition count per topic; None where the topic does not exist."""
+    existing = cluster_metadata(bootstrap_servers).topics
+    counts: dict[str, int | None] = {}
+    for name in topics:
+        meta = existing.get(name)
+        counts[name] = len(meta.partitions) if meta is not None and meta.error is None else None
+    return counts
+
+
+def ensure_topics(
+    bootstrap_servers: str,
+    partitions: Mapping[str, int],
+    configs: Mapping[str, Mapping[str, str]] | None = None,
+    timeout: float = 10.0,
+) -> list[str]:
+    """Create the topics that are missing; returns the names created.
+
+    An existing topic is left alone even if its partition count differs: that
+    is for `kmq doctor` to report, never for a helper to change silently.
+    """
+    counts = partition_counts(bootstrap_servers, list(partitions))
+    wanted = [
+        NewTopic(name, num_partitions=n, config=dict((configs or {}).get(name, {})))
+        for name, n in partitions.items()
+        if counts[name] is None
+    ]
+    if not wanted:
+        return []
+    admin = admin_client(bootstrap_servers)  # must outlive its futures
+    futures = admin.create_topics(wanted, request_timeout=timeout)
+    for future in futures.values():
+        try:
+            future.result(timeout)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+    return [topic.topic for topic in wanted]

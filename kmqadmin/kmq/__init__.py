@@ -1,0 +1,1 @@
+"""Queue core: the kmq pattern on confluent-kafka. Imports nothing from Django."""

@@ -1,0 +1,1 @@
+"""PySpark jobs computing message-lifecycle analytics."""

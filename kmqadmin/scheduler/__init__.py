@@ -1,0 +1,1 @@
+"""Scheduler core: Kafka-backed delayed delivery. Imports nothing from Django."""

@@ -1,0 +1,130 @@
+"""Django settings, read from the environment (see README and DESIGN.md §5).
+
+KAFKA_BOOTSTRAP_SERVERS, DATABASE_URL, REDIS_URL and SPARK_MASTER each fall
+back to an embedded default when unset, so `make run` needs no servers.
+"""
+
+from pathlib import Path
+
+from . import env as config
+
+env = config.env
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env.str("KMQ_DATA_DIR", default=str(BASE_DIR / "var")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = config.secret_key(env.str("DJANGO_SECRET_KEY", default=""), DATA_DIR)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- the four external parts ---------------------------------------------
+KMQ_EMBEDDED_KAFKA_PORT = env.int("KMQ_EMBEDDED_KAFKA_PORT", config.DEFAULT_EMBEDDED_KAFKA_PORT)
+KAFKA_BOOTSTRAP_SERVERS, KAFKA_EMBEDDED = config.kafka_bootstrap_servers(
+    env.str("KAFKA_BOOTSTRAP_SERVERS", default=""), KMQ_EMBEDDED_KAFKA_PORT
+)
+DATABASES = {"default": config.database(env.str("DATABASE_URL", default=""), DATA_DIR)}
+REDIS_URL = env.str("REDIS_URL", default="")
+CHANNEL_LAYERS = config.channel_layers(REDIS_URL)
+CELERY_BROKER_URL, CELERY_BROKER_TRANSPORT_OPTIONS = config.celery_transport(REDIS_URL, DATA_DIR)
+SPARK_MASTER = env.str("SPARK_MASTER", default="local[*]")
+
+CELERY_RESULT_BACKEND = "django-db"
+CELERY_RESULT_EXTENDED = True
+CELERY_TASK_TRACK_STARTED = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_htmx",
+    "django_celery_results",
+    "kmqadmin.console",
+    "kmqadmin.api",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "servestatic.middleware.ServeStaticMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "kmqadmin.urls"
+ASGI_APPLICATION = "kmqadmin.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "console:index"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+SERVESTATIC_USE_FINDERS = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "kmqadmin API",
+    "DESCRIPTION": "Per-message ack, redelivery, DLQ and schedules over Apache Kafka.",
+    "VERSION": "0.1.0",
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}
+SPECTACULAR_SETTINGS |= {
+    "SWAGGER_UI_DIST": f"/{STATIC_URL}vendor/swagger-ui",
+    "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}vendor/swagger-ui/favicon-32x32.png",
+}

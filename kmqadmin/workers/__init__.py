@@ -1,0 +1,1 @@
+"""Celery side: bootsteps hosting the long-running services, and bulk-job tasks."""

@@ -1,0 +1,88 @@
+"""The embedded broker is a real Kafka-protocol broker over TCP, and cleans up."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from confluent_kafka import Consumer, Producer
+
+from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.embedded import EmbeddedBroker, port_in_use
+from kmqadmin.kafka.topics import ensure_topics, partition_counts
+from tests.process import ROOT, manage, wait_for
+
+
+def test_produce_consume_round_trip_over_tcp(kafka: EmbeddedBroker, topic: str) -> None:
+    assert ensure_topics(kafka.bootstrap_servers, {topic: 3}) == [topic]
+    producer = Producer(producer_config(kafka.bootstrap_servers))
+    sent = {f"k{i}".encode(): f"v{i}".encode() for i in range(300)}
+    for key, value in sent.items():
+        producer.produce(topic, key=key, value=value, headers={"h": b"x"})
+    assert producer.flush(10) == 0
+
+    consumer = Consumer(consumer_config(kafka.bootstrap_servers, f"{topic}-group"))
+    consumer.subscribe([topic])
+    received: dict[bytes, bytes] = {}
+    started = time.monotonic()
+    try:
+        while len(received) < len(sent) and time.monotonic() - started < 30:
+            for message in consumer.consume(500, timeout=0.5):
+                assert message.error() is None
+                assert message.headers() == [("h", b"x")]
+                received[message.key()] = message.value()
+    finally:
+        consumer.close()
+    assert received == sent
+    # The shared group timeouts are what keep a group join against Tansu short.
+    assert time.monotonic() - started < 15
+
+
+def test_ensure_topics_is_idempotent_and_keeps_partition_counts(
+    kafka: EmbeddedBroker, topic: str
+) -> None:
+    ensure_topics(kafka.bootstrap_servers, {topic: 2})
+    assert ensure_topics(kafka.bootstrap_servers, {topic: 5}) == []
+    assert partition_counts(kafka.bootstrap_servers, [topic, f"{topic}-absent"]) == {
+        topic: 2,
+        f"{topic}-absent": None,
+    }
+
+
+def test_stop_ends_the_process_and_frees_the_port() -> None:
+    broker = EmbeddedBroker().start()
+    assert port_in_use(broker.host, broker.port)
+    broker.stop()
+    assert not broker.running
+    assert not port_in_use(broker.host, broker.port)
+
+
+def test_kill_9_of_the_owner_takes_the_broker_down() -> None:
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from kmqadmin.kafka.embedded import EmbeddedBroker\n"
+            "b = EmbeddedBroker().start()\n"
+            "print(b.port, flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port = int(owner.stdout.readline())
+    assert port_in_use("127.0.0.1", port)
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    wait_for(lambda: not port_in_use("127.0.0.1", port), 10, "the orphaned broker to exit")
+
+
+def test_missing_binary_is_one_line_naming_the_variable() -> None:
+    result = manage("kmq", "broker", CALF_TANSU_BIN="/nonexistent/tansu")
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "CALF_TANSU_BIN" in result.stderr

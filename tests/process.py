@@ -1,0 +1,40 @@
+"""Helpers for tests that run the product's own commands as real processes."""
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Variables the suite itself may set; a subprocess test states its own.
+_CONFIG_VARS = ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "REDIS_URL", "KMQ_DATA_DIR")
+
+
+def env(**overrides: str) -> dict[str, str]:
+    """The current environment minus kmqadmin's configuration, plus ``overrides``."""
+    base = {k: v for k, v in os.environ.items() if k not in _CONFIG_VARS}
+    return base | overrides
+
+
+def manage(*args: str, timeout: float = 60, **overrides: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env(**overrides),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def wait_for[T](condition: Callable[[], T], timeout: float, what: str, every: float = 0.1) -> T:
+    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := condition():
+            return result
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,54 @@
+"""Pure rules for reading the environment (no Django settings import)."""
+
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from kmqadmin import env
+
+
+def test_unset_database_url_means_a_sqlite_file(tmp_path: Path) -> None:
+    assert env.database("", tmp_path) == {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(tmp_path / "db.sqlite3"),
+    }
+
+
+def test_postgres_url_selects_postgresql(tmp_path: Path) -> None:
+    config = env.database("postgres://u:p@db.example:5433/kmq", tmp_path)
+    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert (config["HOST"], config["PORT"], config["NAME"]) == ("db.example", 5433, "kmq")
+
+
+@pytest.mark.parametrize("url", ["nosuchdb://x/y", "not a url"])
+def test_bad_database_url_names_the_variable(tmp_path: Path, url: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_URL"):
+        env.database(url, tmp_path)
+
+
+def test_unset_kafka_means_the_embedded_port() -> None:
+    assert env.kafka_bootstrap_servers("", 19999) == ("127.0.0.1:19999", True)
+    assert env.kafka_bootstrap_servers("k1:9092,k2:9092", 19999) == ("k1:9092,k2:9092", False)
+
+
+def test_redis_url_switches_channel_layer_and_celery(tmp_path: Path) -> None:
+    layers = env.channel_layers("redis://r:6379/1")
+    assert layers["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layers["default"]["CONFIG"] == {"hosts": ["redis://r:6379/1"]}
+    assert env.celery_transport("redis://r:6379/1", tmp_path) == ("redis://r:6379/1", {})
+
+
+def test_unset_redis_needs_no_server(tmp_path: Path) -> None:
+    layers = env.channel_layers("")
+    assert layers["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    url, options = env.celery_transport("", tmp_path)
+    assert url == "filesystem://"
+    assert Path(options["data_folder_in"]).is_dir()
+
+
+def test_secret_key_is_generated_once(tmp_path: Path) -> None:
+    first = env.secret_key("", tmp_path)
+    assert len(first) >= 50
+    assert env.secret_key("", tmp_path) == first
+    assert env.secret_key("given", tmp_path) == "given"

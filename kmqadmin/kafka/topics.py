@@ -1,6 +1,7 @@
 """Topic administration: existence, partition counts, idempotent creation."""
 
 from collections.abc import Mapping
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
@@ -9,25 +10,30 @@ from .config import client_config
 from .errors import BrokerUnavailable
 
 
-def admin_client(bootstrap_servers: str) -> AdminClient:
+def admin_client(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> AdminClient:
     """Quiet below critical: every failure reaches the caller as an exception."""
-    return AdminClient(client_config(bootstrap_servers, {"log_level": 2}))
+    return AdminClient(client_config(bootstrap_servers, {"log_level": 2, **(extra or {})}))
 
 
-def cluster_metadata(bootstrap_servers: str, timeout: float = 5.0) -> ClusterMetadata:
+def cluster_metadata(
+    bootstrap_servers: str, timeout: float = 5.0, admin: AdminClient | None = None
+) -> ClusterMetadata:
     """Metadata for all topics, or BrokerUnavailable naming the variable to fix."""
     try:
-        return admin_client(bootstrap_servers).list_topics(timeout=timeout)
+        return (admin or admin_client(bootstrap_servers)).list_topics(timeout=timeout)
     except KafkaException as exc:
         raise BrokerUnavailable(bootstrap_servers, exc.args[0].str()) from None
 
 
 def partition_counts(bootstrap_servers: str, topics: list[str]) -> dict[str, int | None]:
     """Partition count per topic; None where the topic does not exist."""
-    existing = cluster_metadata(bootstrap_servers).topics
+    return _counts(cluster_metadata(bootstrap_servers), topics)
+
+
+def _counts(metadata: ClusterMetadata, topics: list[str]) -> dict[str, int | None]:
     counts: dict[str, int | None] = {}
     for name in topics:
-        meta = existing.get(name)
+        meta = metadata.topics.get(name)
         counts[name] = len(meta.partitions) if meta is not None and meta.error is None else None
     return counts
 
@@ -37,13 +43,15 @@ def ensure_topics(
     partitions: Mapping[str, int],
     configs: Mapping[str, Mapping[str, str]] | None = None,
     timeout: float = 10.0,
+    extra: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Create the topics that are missing; returns the names created.
 
     An existing topic is left alone even if its partition count differs: that
     is for `kmq doctor` to report, never for a helper to change silently.
     """
-    counts = partition_counts(bootstrap_servers, list(partitions))
+    admin = admin_client(bootstrap_servers, extra)  # must outlive its futures
+    counts = _counts(cluster_metadata(bootstrap_servers, timeout, admin), list(partitions))
     wanted = [
         NewTopic(name, num_partitions=n, config=dict((configs or {}).get(name, {})))
         for name, n in partitions.items()
@@ -51,7 +59,6 @@ def ensure_topics(
     ]
     if not wanted:
         return []
-    admin = admin_client(bootstrap_servers)  # must outlive its futures
     futures = admin.create_topics(wanted, request_timeout=timeout)
     for future in futures.values():
         try:

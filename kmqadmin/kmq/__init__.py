@@ -1,1 +1,21 @@
-"""Queue core: the kmq pattern on confluent-kafka. Imports nothing from Django."""
+"""Queue core: the kmq pattern on confluent-kafka. Imports nothing from Django.
+
+from kmqadmin.kmq import QueueConfig, QueueProducer, QueueClient, RedeliveryTracker, Message
+"""
+
+from .client import QueueClient
+from .config import QueueConfig
+from .message import Message, TimestampType
+from .producer import QueueProducer
+from .stats import TrackerStats
+from .tracker import RedeliveryTracker
+
+__all__ = [
+    "Message",
+    "QueueClient",
+    "QueueConfig",
+    "QueueProducer",
+    "RedeliveryTracker",
+    "TimestampType",
+    "TrackerStats",
+]

@@ -1,0 +1,162 @@
+"""QueueClient: consume with per-message acknowledgement (kmq's steps 1-5).
+
+1. poll a batch from the queue topic;
+2. write a start marker per message (deadline = now + message timeout);
+3. wait once, for the whole batch, until the broker has every start marker;
+4. commit the batch's offsets;
+5. hand the messages out; ack/release/reject/extend write markers async.
+
+A crash after 4 leaves start markers with no end: the tracker redelivers.
+"""
+
+import logging
+import time
+from types import TracebackType
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.config import consumer_config, producer_config
+
+from . import headers, markers
+from .config import QueueConfig
+from .message import Message, TimestampType
+
+log = logging.getLogger(__name__)
+
+
+class QueueClient:
+    def __init__(self, config: QueueConfig) -> None:
+        self.config = config
+        self._consumer = Consumer(
+            consumer_config(config.bootstrap_servers, config.group_id, config.kafka_config)
+        )
+        self._consumer.subscribe([config.topic])
+        self._producer = Producer(
+            producer_config(config.bootstrap_servers, extra=config.kafka_config)
+        )
+        self._failed_markers: list[str] = []
+        self.malformed = 0
+
+    def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
+        """Up to ``max_messages`` messages, each with its start marker safely written."""
+        records = self._consumer.consume(max_messages, timeout)
+        if not records:
+            return []
+        deadline = int(time.time() * 1000) + self.config.message_timeout_ms
+        start = markers.start(deadline)
+        produce, topic = self._producer.produce, self.config.markers_topic
+        messages: list[Message] = []
+        commits: dict[int, int] = {}
+        for record in records:
+            if (error := record.error()) is not None:
+                self._raise_unless_benign(error)
+                continue
+            partition, offset = record.partition(), record.offset()
+            produce(
+                topic,
+                key=markers.encode_key(partition, offset),
+                value=start,
+                partition=partition,
+                on_delivery=self._marker_delivered,
+            )
+            commits[partition] = offset + 1
+            messages.append(self._message(record))
+        self._await_markers()
+        if commits:
+            self._consumer.commit(
+                offsets=[TopicPartition(self.config.topic, p, o) for p, o in commits.items()],
+                asynchronous=False,
+            )
+        return messages
+
+    def ack(self, message: Message) -> None:
+        """Done with it: an end marker; the tracker forgets the message."""
+        self._marker(message, markers.END)
+
+    def release(self, message: Message) -> None:
+        """Give it back now: redelivered at once, counting as a delivery."""
+        self._marker(message, markers.REDELIVER_NOW)
+
+    def reject(self, message: Message, reason: str = "") -> None:
+        """Poison: to the DLQ now with kmq-dlq-reason=rejected."""
+        self._marker(message, markers.reject(reason))
+
+    def extend(self, message: Message, ms: int) -> None:
+        """Keep it longer: the deadline becomes now + ``ms`` (SQS's visibility)."""
+        self._marker(message, markers.extend(int(time.time() * 1000) + ms))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Waits until every marker written so far is on the broker."""
+        self._await_markers(timeout)
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self._consumer.close()
+
+    def __enter__(self) -> "QueueClient":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- internals -----------------------------------------------------
+
+    def _marker(self, message: Message, value: bytes) -> None:
+        self._producer.produce(
+            self.config.markers_topic,
+            key=markers.encode_key(message.partition, message.offset),
+            value=value,
+            partition=message.partition,
+            on_delivery=self._marker_delivered,
+        )
+        self._producer.poll(0)
+
+    def _await_markers(self, timeout: float = 30.0) -> None:
+        remaining = self._producer.flush(timeout)
+        if remaining or self._failed_markers:
+            failed, self._failed_markers = self._failed_markers, []
+            raise KafkaException(
+                f"markers not written ({remaining} pending, {len(failed)} failed"
+                f"{': ' + failed[0] if failed else ''}); offsets were not committed"
+            )
+
+    def _marker_delivered(self, err: KafkaError | None, msg: KafkaMessage) -> None:
+        if err is not None:
+            self._failed_markers.append(err.str())
+
+    def _message(self, record: KafkaMessage) -> Message:
+        topic, partition, offset = record.topic(), record.partition(), record.offset()
+        record_headers = record.headers() or []
+        try:
+            count = headers.decode_count(headers.find(record_headers, headers.REDELIVERY_COUNT))
+        except headers.HeaderError as exc:
+            self.malformed += 1
+            log.warning("%s/%d/%d: %s; treated as a first delivery", topic, partition, offset, exc)
+            count = 0
+        stable_id = headers.find(record_headers, headers.MESSAGE_ID)
+        ts_type, ts = record.timestamp()
+        return Message(
+            topic=topic,
+            partition=partition,
+            offset=offset,
+            key=record.key(),
+            value=record.value(),
+            headers=record_headers,
+            timestamp=ts,
+            timestamp_type=TimestampType(ts_type),
+            delivery_count=count + 1,
+            id=stable_id.decode() if stable_id else headers.message_id(topic, partition, offset),
+        )
+
+    @staticmethod
+    def _raise_unless_benign(error: KafkaError) -> None:
+        if error.code() != KafkaError._PARTITION_EOF:
+            raise KafkaException(error)

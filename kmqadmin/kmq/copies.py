@@ -1,0 +1,64 @@
+"""What a due message becomes: a redelivered copy, or a dead letter."""
+
+from dataclasses import dataclass
+
+from confluent_kafka import Message as KafkaMessage
+
+from . import headers
+from .headers import Headers
+
+MAX_REDELIVERIES = "max-redeliveries"
+REJECTED = "rejected"
+UNDECODABLE = "undecodable"
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A record to produce inside the redelivery transaction."""
+
+    dead_letter: bool
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    timestamp: int  # 0: let the producer stamp it
+
+
+def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None) -> Outgoing:
+    """The copy with kmq-redelivery-count + 1, or the DLQ record once it is used up.
+
+    ``rejected`` is the reject reason when a worker rejected the message (""
+    when it gave none), None otherwise.
+    """
+    original = record.headers() or []
+    stable_id = (
+        headers.find(original, headers.MESSAGE_ID)
+        or headers.message_id(record.topic(), record.partition(), record.offset()).encode()
+    )
+    try:
+        count = headers.decode_count(headers.find(original, headers.REDELIVERY_COUNT))
+    except headers.HeaderError as exc:
+        return _dead(record, original, stable_id, UNDECODABLE, str(exc))
+    if rejected is not None:
+        return _dead(record, original, stable_id, REJECTED, rejected)
+    if count >= max_redeliveries:
+        return _dead(record, original, stable_id, MAX_REDELIVERIES, "")
+    updates = {
+        headers.REDELIVERY_COUNT: headers.encode_count(count + 1),
+        headers.MESSAGE_ID: stable_id,
+    }
+    return Outgoing(False, record.key(), record.value(), headers.replace(original, updates), 0)
+
+
+def _dead(
+    record: KafkaMessage, original: Headers, stable_id: bytes, reason: str, detail: str
+) -> Outgoing:
+    updates = {headers.MESSAGE_ID: stable_id, headers.DLQ_REASON: reason.encode()}
+    if detail:
+        updates[headers.DLQ_DETAIL] = detail.encode()
+    return Outgoing(
+        True,
+        record.key(),
+        record.value(),
+        headers.replace(original, updates),
+        record.timestamp()[1],
+    )

@@ -1,0 +1,50 @@
+"""Queue record headers that kmqadmin reads and writes (DESIGN.md section 3)."""
+
+import struct
+
+REDELIVERY_COUNT = "kmq-redelivery-count"
+MESSAGE_ID = "kmq-id"
+DLQ_REASON = "kmq-dlq-reason"
+DLQ_DETAIL = "kmq-dlq-detail"
+
+Headers = list[tuple[str, bytes | None]]
+
+_INT32 = struct.Struct(">i")
+
+
+class HeaderError(ValueError):
+    """A kmq header whose bytes do not decode."""
+
+
+def encode_count(count: int) -> bytes:
+    """kmq's encoding: one byte while it fits, else int32 big-endian."""
+    return bytes((count,)) if 0 <= count < 128 else _INT32.pack(count)
+
+
+def decode_count(data: bytes | None) -> int:
+    if data is None:
+        return 0
+    if len(data) == 1:
+        return data[0]
+    if len(data) == 4:
+        return _INT32.unpack(data)[0]
+    raise HeaderError(f"{REDELIVERY_COUNT} must be 1 or 4 bytes, got {len(data)}")
+
+
+def message_id(topic: str, partition: int, offset: int) -> str:
+    return f"{topic}/{partition}/{offset}"
+
+
+def find(headers: Headers | None, name: str) -> bytes | None:
+    """The last value of ``name`` (later headers win, as in Kafka clients)."""
+    value = None
+    for key, data in headers or ():
+        if key == name:
+            value = data
+    return value
+
+
+def replace(headers: Headers | None, updates: dict[str, bytes]) -> Headers:
+    """``headers`` with ``updates`` set, every other header kept in order."""
+    kept = [(k, v) for k, v in headers or () if k not in updates]
+    return kept + list(updates.items())

@@ -1,0 +1,75 @@
+"""The marker wire format, byte-compatible with SoftwareMill kmq.
+
+Key: int32 queue partition + int64 queue offset, big-endian (12 bytes).
+Value: one type byte; START and EXTEND carry an int64 big-endian epoch-ms
+deadline; REJECT may carry a UTF-8 reason. kmq reads any value that is not
+START as "end", so our extensions degrade to an ack in kmq's own tracker.
+"""
+
+import struct
+from enum import IntEnum
+
+_KEY = struct.Struct(">iq")
+_DEADLINE = struct.Struct(">q")
+
+
+class MarkerType(IntEnum):
+    END = 0x00
+    START = 0x01
+    REDELIVER_NOW = 0x02
+    EXTEND = 0x03
+    REJECT = 0x04
+
+
+class MarkerError(ValueError):
+    """Bytes that are not a marker; the message says which rule they break."""
+
+
+def encode_key(partition: int, offset: int) -> bytes:
+    return _KEY.pack(partition, offset)
+
+
+def decode_key(data: bytes | None) -> tuple[int, int]:
+    if data is None or len(data) != _KEY.size:
+        size = "no key" if data is None else f"{len(data)} bytes"
+        raise MarkerError(
+            f"marker key must be 12 bytes (int32 partition, int64 offset), got {size}"
+        )
+    return _KEY.unpack(data)
+
+
+def start(deadline_ms: int) -> bytes:
+    return b"\x01" + _DEADLINE.pack(deadline_ms)
+
+
+def extend(deadline_ms: int) -> bytes:
+    return b"\x03" + _DEADLINE.pack(deadline_ms)
+
+
+def reject(reason: str = "") -> bytes:
+    return b"\x04" + reason.encode()
+
+
+END = b"\x00"
+REDELIVER_NOW = b"\x02"
+
+
+def decode_value(data: bytes | None) -> tuple[MarkerType, int, bytes]:
+    """(type, deadline in epoch ms or 0, trailing payload such as a reject reason)."""
+    if not data:
+        raise MarkerError("marker value is empty; it must start with a type byte 0x00-0x04")
+    try:
+        kind = MarkerType(data[0])
+    except ValueError:
+        raise MarkerError(f"unknown marker type 0x{data[0]:02x}") from None
+    if kind in (MarkerType.START, MarkerType.EXTEND):
+        if len(data) != 1 + _DEADLINE.size:
+            raise MarkerError(
+                f"{kind.name} marker must be 9 bytes (type + int64 deadline), got {len(data)}"
+            )
+        return kind, _DEADLINE.unpack_from(data, 1)[0], b""
+    if kind is MarkerType.REJECT:
+        return kind, 0, data[1:]
+    if len(data) != 1:
+        raise MarkerError(f"{kind.name} marker must be 1 byte, got {len(data)}")
+    return kind, 0, b""

@@ -1,0 +1,345 @@
+"""RedeliveryTracker: reads the markers topic and redelivers what nobody acked.
+
+Per assigned markers partition it keeps an OpenSet (packed deadlines and
+offsets) and a transactional producer whose id is derived from the
+partition, so whichever tracker owns the partition next fences the previous
+one. A redelivery or DLQ move is one transaction: the copy, the end marker of
+the old copy and the commit of the oldest still-open start marker.
+"""
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.config import consumer_config, producer_config
+
+from . import markers
+from .config import QueueConfig
+from .copies import next_copy
+from .markers import MarkerType
+from .open_set import OpenSet
+from .queue_reader import QueueReader
+from .stats import TrackerStats
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class PartitionState:
+    partition: int
+    producer: Producer
+    next_offset: int  # next markers offset to read
+    catch_up_to: int  # markers high watermark when assigned
+    open: OpenSet = field(default_factory=OpenSet)
+    rejected: dict[int, str] = field(default_factory=dict)  # queue offset -> reason
+    committed: int = -1
+
+    @property
+    def caught_up(self) -> bool:
+        """Until the markers present at assignment are read, an old start marker
+        may still have its end marker ahead: redelivering then would be false."""
+        return self.next_offset >= self.catch_up_to
+
+
+class RedeliveryTracker:
+    def __init__(
+        self,
+        config: QueueConfig,
+        batch_size: int = 2000,
+        max_wait: float = 0.02,
+        commit_interval: float = 1.0,
+    ) -> None:
+        self.config = config
+        self.batch_size = batch_size
+        self.max_wait = max_wait
+        self.commit_interval = commit_interval
+        self._states: dict[int, PartitionState] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._consumer: Consumer | None = None
+        self._reader: QueueReader | None = None
+        self._dlq_partitions = 1
+        self._redelivered = self._dead_lettered = self._skipped = 0
+        self._lag = 0
+
+    # --- lifecycle -----------------------------------------------------
+
+    def start(self) -> None:
+        """Runs the tracker in a background thread."""
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.run, name="kmq-tracker", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def run(self) -> None:
+        """Blocks until stop(): consume markers, redeliver what is due, commit."""
+        config = self.config
+        self._consumer = Consumer(
+            consumer_config(config.bootstrap_servers, config.tracker_group_id, config.kafka_config)
+        )
+        self._reader = QueueReader(config)
+        self._dlq_partitions = self._partition_count(config.dlq_topic)
+        self._consumer.subscribe(
+            [config.markers_topic],
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+        last_commit = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                for record in self._consumer.consume(self.batch_size, self._wait_time()):
+                    self._apply(record)
+                self._redeliver_due()
+                if time.monotonic() - last_commit >= self.commit_interval:
+                    self._commit_progress()
+                    last_commit = time.monotonic()
+        finally:
+            self._shutdown()
+
+    def stats(self) -> TrackerStats:
+        states = list(self._states.values())
+        return TrackerStats(
+            in_flight=sum(len(s.open) for s in states),
+            redelivered=self._redelivered,
+            dead_lettered=self._dead_lettered,
+            skipped=self._skipped,
+            markers_lag=self._lag,
+            partitions=tuple(sorted(s.partition for s in states)),
+        )
+
+    # --- markers -------------------------------------------------------
+
+    def _apply(self, record: KafkaMessage) -> None:
+        if (error := record.error()) is not None:
+            if error.code() != KafkaError._PARTITION_EOF:
+                log.warning("markers consumer: %s", error)
+            return
+        state = self._states.get(record.partition())
+        if state is None:
+            return
+        offset = record.offset()
+        state.next_offset = offset + 1
+        try:
+            queue_partition, queue_offset = markers.decode_key(record.key())
+            kind, deadline, extra = markers.decode_value(record.value())
+            if queue_partition != state.partition:
+                raise markers.MarkerError(
+                    f"marker for queue partition {queue_partition} on markers partition "
+                    f"{state.partition}"
+                )
+        except markers.MarkerError as exc:
+            self._skipped += 1
+            log.warning(
+                "skipped marker %s/%d/%d: %s",
+                self.config.markers_topic,
+                state.partition,
+                offset,
+                exc,
+            )
+            return
+        self._apply_marker(state, kind, queue_offset, deadline, extra, offset)
+
+    @staticmethod
+    def _apply_marker(
+        state: PartitionState,
+        kind: MarkerType,
+        queue_offset: int,
+        deadline: int,
+        extra: bytes,
+        marker_offset: int,
+    ) -> None:
+        if kind is MarkerType.START:
+            state.open.start(queue_offset, deadline, marker_offset)
+        elif kind is MarkerType.END:
+            state.open.end(queue_offset)
+            state.rejected.pop(queue_offset, None)
+        elif kind is MarkerType.EXTEND:
+            state.open.reschedule(queue_offset, deadline)
+        elif kind is MarkerType.REDELIVER_NOW:
+            state.open.reschedule(queue_offset, 0)
+        elif state.open.reschedule(queue_offset, 0):  # REJECT: due now, to the DLQ
+            state.rejected[queue_offset] = extra.decode(errors="replace")
+
+    # --- redelivery ----------------------------------------------------
+
+    def _redeliver_due(self) -> None:
+        now = now_ms()
+        for state in list(self._states.values()):
+            if not state.caught_up:
+                continue
+            due = state.open.pop_due(now, self.batch_size)
+            if due:
+                self._redeliver(state, due)
+
+    def _redeliver(self, state: PartitionState, due: list[int]) -> None:
+        assert self._reader is not None and self._consumer is not None
+        p, config, producer = state.partition, self.config, state.producer
+        originals = self._reader.read(p, due)
+        redelivered = dead = 0
+        try:
+            producer.begin_transaction()
+            for offset in due:
+                record = originals.get(offset)
+                rejected = state.rejected.pop(offset, None)
+                if record is None:
+                    self._skipped += 1
+                    log.error("%s/%d/%d is gone from the queue topic", config.topic, p, offset)
+                else:
+                    out = next_copy(record, config.max_redeliveries, rejected)
+                    if out.dead_letter:
+                        producer.produce(
+                            config.dlq_topic,
+                            key=out.key,
+                            value=out.value,
+                            headers=out.headers,
+                            timestamp=out.timestamp,
+                            partition=p % self._dlq_partitions,
+                        )
+                        dead += 1
+                    else:
+                        producer.produce(
+                            config.topic,
+                            key=out.key,
+                            value=out.value,
+                            headers=out.headers,
+                            partition=p,
+                        )
+                        redelivered += 1
+                producer.produce(
+                    config.markers_topic,
+                    key=markers.encode_key(p, offset),
+                    value=markers.END,
+                    partition=p,
+                )
+            commit = state.open.commit_offset(state.next_offset)
+            producer.send_offsets_to_transaction(
+                [TopicPartition(config.markers_topic, p, commit)],
+                self._consumer.consumer_group_metadata(),
+            )
+            producer.commit_transaction()
+        except KafkaException as exc:
+            log.warning("redelivery on partition %d failed (%s); rebuilding it", p, exc)
+            self._rebuild(state)
+            return
+        state.committed = commit
+        self._redelivered += redelivered
+        self._dead_lettered += dead
+
+    def _rebuild(self, state: PartitionState) -> None:
+        """Forget the partition's state and re-read it from its committed offset.
+
+        The aborted transaction leaves nothing visible (read_committed), so the
+        rebuilt open set is exactly what was open before the failed attempt.
+        """
+        assert self._consumer is not None
+        p = state.partition
+        state.producer.flush(5)
+        try:
+            state.producer.abort_transaction(10)
+        except KafkaException as exc:
+            log.warning("abort on partition %d: %s", p, exc)
+        self._states.pop(p, None)
+        fresh = self._new_state(p)
+        self._states[p] = fresh
+        self._consumer.seek(TopicPartition(self.config.markers_topic, p, fresh.next_offset))
+
+    # --- offsets and rebalances ----------------------------------------
+
+    def _commit_progress(self) -> None:
+        assert self._consumer is not None
+        offsets, lag = [], 0
+        for state in self._states.values():
+            commit = state.open.commit_offset(state.next_offset)
+            if commit != state.committed:
+                offsets.append(TopicPartition(self.config.markers_topic, state.partition, commit))
+            high = self._consumer.get_watermark_offsets(
+                TopicPartition(self.config.markers_topic, state.partition), cached=True
+            )
+            if high is not None and high[1] >= 0:
+                lag += max(0, high[1] - state.next_offset)
+        self._lag = lag
+        if not offsets:
+            return
+        try:
+            self._consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            log.warning("markers offset commit failed: %s", exc)
+            return
+        for tp in offsets:
+            self._states[tp.partition].committed = tp.offset
+
+    def _new_state(self, partition: int) -> PartitionState:
+        assert self._consumer is not None
+        tp = TopicPartition(self.config.markers_topic, partition)
+        low, high = self._consumer.get_watermark_offsets(tp, timeout=10)
+        committed = self._consumer.committed([tp], timeout=10)[0].offset
+        start = committed if committed >= 0 else low
+        producer = Producer(
+            producer_config(
+                self.config.bootstrap_servers,
+                transactional_id=f"kmq-tracker-{self.config.markers_topic}-{partition}",
+                extra=self.config.kafka_config,
+            )
+        )
+        producer.init_transactions(30)  # fences the previous owner, aborts its open txn
+        return PartitionState(partition, producer, start, high, committed=start)
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            self._states[tp.partition] = self._new_state(tp.partition)
+        log.info("tracker assigned %s", sorted(tp.partition for tp in partitions))
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._commit_progress()
+        self._drop(partitions)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._drop(partitions)
+
+    def _drop(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            state = self._states.pop(tp.partition, None)
+            if state is not None:
+                state.producer.flush(5)
+
+    def _wait_time(self) -> float:
+        """Sleep in consume() no longer than until the next deadline."""
+        deadlines = [d for s in self._states.values() if (d := s.open.next_deadline()) is not None]
+        if not deadlines:
+            return self.max_wait
+        return min(self.max_wait, max(0.0, (min(deadlines) - now_ms()) / 1000))
+
+    def _partition_count(self, topic: str) -> int:
+        assert self._consumer is not None
+        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            raise KafkaException(
+                f"topic {topic} does not exist; create it (QueueConfig.ensure_topics)"
+            )
+        return len(metadata.partitions)
+
+    def _shutdown(self) -> None:
+        try:
+            if self._consumer is not None:
+                self._commit_progress()
+                self._consumer.close()
+        finally:
+            for state in self._states.values():
+                state.producer.flush(5)
+            self._states.clear()
+            if self._reader is not None:
+                self._reader.close()

@@ -20,7 +20,7 @@ from kmqadmin.kafka.config import consumer_config, producer_config
 
 from . import headers, markers
 from .config import QueueConfig
-from .message import Message, TimestampType
+from .message import Message
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +32,17 @@ class QueueClient:
             consumer_config(config.bootstrap_servers, config.group_id, config.kafka_config)
         )
         self._consumer.subscribe([config.topic])
+        # Delivery reports only for failures: a Python callback per marker
+        # would cost as much as writing it.
         self._producer = Producer(
-            producer_config(config.bootstrap_servers, extra=config.kafka_config)
+            producer_config(
+                config.bootstrap_servers,
+                extra={
+                    "delivery.report.only.error": True,
+                    "on_delivery": self._marker_delivered,
+                    **config.kafka_config,
+                },
+            )
         )
         self._failed_markers: list[str] = []
         self.malformed = 0
@@ -45,7 +54,7 @@ class QueueClient:
             return []
         deadline = int(time.time() * 1000) + self.config.message_timeout_ms
         start = markers.start(deadline)
-        produce, topic = self._producer.produce, self.config.markers_topic
+        produce, topic, pack = self._producer.produce, self.config.markers_topic, markers.KEY.pack
         messages: list[Message] = []
         commits: dict[int, int] = {}
         for record in records:
@@ -53,15 +62,10 @@ class QueueClient:
                 self._raise_unless_benign(error)
                 continue
             partition, offset = record.partition(), record.offset()
-            produce(
-                topic,
-                key=markers.encode_key(partition, offset),
-                value=start,
-                partition=partition,
-                on_delivery=self._marker_delivered,
-            )
+            marker_key = pack(partition, offset)
+            produce(topic, start, marker_key, partition)
             commits[partition] = offset + 1
-            messages.append(self._message(record))
+            messages.append(Message(record, self._delivery_count(record), marker_key))
         self._await_markers()
         if commits:
             self._consumer.commit(
@@ -111,13 +115,8 @@ class QueueClient:
 
     def _marker(self, message: Message, value: bytes) -> None:
         self._producer.produce(
-            self.config.markers_topic,
-            key=markers.encode_key(message.partition, message.offset),
-            value=value,
-            partition=message.partition,
-            on_delivery=self._marker_delivered,
+            self.config.markers_topic, value, message.marker_key, message.partition
         )
-        self._producer.poll(0)
 
     def _await_markers(self, timeout: float = 30.0) -> None:
         remaining = self._producer.flush(timeout)
@@ -132,29 +131,22 @@ class QueueClient:
         if err is not None:
             self._failed_markers.append(err.str())
 
-    def _message(self, record: KafkaMessage) -> Message:
-        topic, partition, offset = record.topic(), record.partition(), record.offset()
-        record_headers = record.headers() or []
+    def _delivery_count(self, record: KafkaMessage) -> int:
+        record_headers = record.headers()
+        if not record_headers:
+            return 1
         try:
-            count = headers.decode_count(headers.find(record_headers, headers.REDELIVERY_COUNT))
+            return headers.decode_count(headers.find(record_headers, headers.REDELIVERY_COUNT)) + 1
         except headers.HeaderError as exc:
             self.malformed += 1
-            log.warning("%s/%d/%d: %s; treated as a first delivery", topic, partition, offset, exc)
-            count = 0
-        stable_id = headers.find(record_headers, headers.MESSAGE_ID)
-        ts_type, ts = record.timestamp()
-        return Message(
-            topic=topic,
-            partition=partition,
-            offset=offset,
-            key=record.key(),
-            value=record.value(),
-            headers=record_headers,
-            timestamp=ts,
-            timestamp_type=TimestampType(ts_type),
-            delivery_count=count + 1,
-            id=stable_id.decode() if stable_id else headers.message_id(topic, partition, offset),
-        )
+            log.warning(
+                "%s/%d/%d: %s; treated as a first delivery",
+                record.topic(),
+                record.partition(),
+                record.offset(),
+                exc,
+            )
+            return 1
 
     @staticmethod
     def _raise_unless_benign(error: KafkaError) -> None:

@@ -9,8 +9,8 @@ START as "end", so our extensions degrade to an ack in kmq's own tracker.
 import struct
 from enum import IntEnum
 
-_KEY = struct.Struct(">iq")
-_DEADLINE = struct.Struct(">q")
+KEY = struct.Struct(">iq")
+DEADLINE = struct.Struct(">q")
 
 
 class MarkerType(IntEnum):
@@ -26,24 +26,24 @@ class MarkerError(ValueError):
 
 
 def encode_key(partition: int, offset: int) -> bytes:
-    return _KEY.pack(partition, offset)
+    return KEY.pack(partition, offset)
 
 
 def decode_key(data: bytes | None) -> tuple[int, int]:
-    if data is None or len(data) != _KEY.size:
+    if data is None or len(data) != KEY.size:
         size = "no key" if data is None else f"{len(data)} bytes"
         raise MarkerError(
             f"marker key must be 12 bytes (int32 partition, int64 offset), got {size}"
         )
-    return _KEY.unpack(data)
+    return KEY.unpack(data)
 
 
 def start(deadline_ms: int) -> bytes:
-    return b"\x01" + _DEADLINE.pack(deadline_ms)
+    return b"\x01" + DEADLINE.pack(deadline_ms)
 
 
 def extend(deadline_ms: int) -> bytes:
-    return b"\x03" + _DEADLINE.pack(deadline_ms)
+    return b"\x03" + DEADLINE.pack(deadline_ms)
 
 
 def reject(reason: str = "") -> bytes:
@@ -63,11 +63,11 @@ def decode_value(data: bytes | None) -> tuple[MarkerType, int, bytes]:
     except ValueError:
         raise MarkerError(f"unknown marker type 0x{data[0]:02x}") from None
     if kind in (MarkerType.START, MarkerType.EXTEND):
-        if len(data) != 1 + _DEADLINE.size:
+        if len(data) != 1 + DEADLINE.size:
             raise MarkerError(
                 f"{kind.name} marker must be 9 bytes (type + int64 deadline), got {len(data)}"
             )
-        return kind, _DEADLINE.unpack_from(data, 1)[0], b""
+        return kind, DEADLINE.unpack_from(data, 1)[0], b""
     if kind is MarkerType.REJECT:
         return kind, 0, data[1:]
     if len(data) != 1:

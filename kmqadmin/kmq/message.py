@@ -1,6 +1,5 @@
 """Message: one delivery of a queue record, as the worker sees it."""
 
-from dataclasses import dataclass
 from enum import IntEnum
 
 from confluent_kafka import (
@@ -8,7 +7,9 @@ from confluent_kafka import (
     TIMESTAMP_LOG_APPEND_TIME,
     TIMESTAMP_NOT_AVAILABLE,
 )
+from confluent_kafka import Message as KafkaMessage
 
+from . import headers
 from .headers import Headers
 
 
@@ -18,21 +19,46 @@ class TimestampType(IntEnum):
     LOG_APPEND_TIME = TIMESTAMP_LOG_APPEND_TIME
 
 
-@dataclass(frozen=True, slots=True)
 class Message:
     """A delivered record. ``delivery_count`` is 1 on the first delivery.
 
     ``id`` (the kmq-id header) is the same on every copy of the message, so
     it is what to de-duplicate on and what the console and API address.
+    A thin view over the consumed record: polling thousands a second, the
+    fields are read from it when asked rather than copied up front.
     """
 
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: Headers
-    timestamp: int
-    timestamp_type: TimestampType
-    delivery_count: int
-    id: str
+    __slots__ = ("_record", "delivery_count", "marker_key")
+
+    def __init__(self, record: KafkaMessage, delivery_count: int, marker_key: bytes) -> None:
+        self._record = record
+        self.delivery_count = delivery_count
+        self.marker_key = marker_key  # where its markers go: (partition, offset), kmq-encoded
+
+    topic = property(lambda self: self._record.topic(), doc="queue topic")
+    partition = property(lambda self: self._record.partition())
+    offset = property(lambda self: self._record.offset())
+    key = property(lambda self: self._record.key())
+    value = property(lambda self: self._record.value())
+
+    @property
+    def headers(self) -> Headers:
+        return self._record.headers() or []
+
+    @property
+    def timestamp(self) -> int:
+        return self._record.timestamp()[1]
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return TimestampType(self._record.timestamp()[0])
+
+    @property
+    def id(self) -> str:
+        stable = headers.find(self._record.headers(), headers.MESSAGE_ID)
+        if stable:
+            return stable.decode()
+        return headers.message_id(self.topic, self.partition, self.offset)
+
+    def __repr__(self) -> str:
+        return f"<Message {self.id} delivery {self.delivery_count}>"

@@ -33,12 +33,10 @@ class OpenSet:
 
     def start(self, offset: int, deadline: int, marker_offset: int) -> None:
         """A start marker: the message at ``offset`` is due at ``deadline``."""
-        if self._find(offset) is not None or offset in self._side:
+        offsets = self._offsets
+        if (offsets and offset <= offsets[-1]) or offset in self._side:
             self._close(offset)  # a replayed start supersedes the earlier one
-        self._advance()
-        in_order = not self._offsets or (
-            offset > self._offsets[-1] and deadline >= self._tail_deadline
-        )
+        in_order = not offsets or (offset > offsets[-1] and deadline >= self._tail_deadline)
         if in_order:
             self._offsets.append(offset)
             self._deadlines.append(deadline)

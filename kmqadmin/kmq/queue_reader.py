@@ -31,10 +31,11 @@ class QueueReader:
     def __init__(self, config: QueueConfig, timeout: float = 10.0) -> None:
         self.topic = config.topic
         self.timeout = timeout
+        # A random-access reader: a fetch the broker holds open for lack of new
+        # data would delay the next seek, and with it every redelivery.
+        extra = {"fetch.wait.max.ms": 5, **config.kafka_config}
         self._consumer = Consumer(
-            consumer_config(
-                config.bootstrap_servers, f"{config.tracker_group_id}__reader", config.kafka_config
-            )
+            consumer_config(config.bootstrap_servers, f"{config.tracker_group_id}__reader", extra)
         )
 
     def read(self, partition: int, offsets: Iterable[int]) -> dict[int, KafkaMessage]:
@@ -44,6 +45,7 @@ class QueueReader:
         found: dict[int, KafkaMessage] = {}
         for first, last in runs(wanted):
             self._read_run(TopicPartition(self.topic, partition, first), last, wanted, found)
+        self._consumer.unassign()  # no idle fetching between redeliveries
         return found
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ from kmqadmin.kafka.config import consumer_config, producer_config
 from . import markers
 from .config import QueueConfig
 from .copies import next_copy
-from .markers import MarkerType
+from .markers import DEADLINE, KEY, MarkerType
 from .open_set import OpenSet
 from .queue_reader import QueueReader
 from .stats import TrackerStats
@@ -37,7 +37,7 @@ class PartitionState:
     partition: int
     producer: Producer
     next_offset: int  # next markers offset to read
-    catch_up_to: int  # markers high watermark when assigned
+    catch_up_to: int  # one past the barrier marker written at assignment
     open: OpenSet = field(default_factory=OpenSet)
     rejected: dict[int, str] = field(default_factory=dict)  # queue offset -> reason
     committed: int = -1
@@ -45,7 +45,8 @@ class PartitionState:
     @property
     def caught_up(self) -> bool:
         """Until the markers present at assignment are read, an old start marker
-        may still have its end marker ahead: redelivering then would be false."""
+        may still have its end marker ahead: redelivering then would be false
+        (kmq issue #158)."""
         return self.next_offset >= self.catch_up_to
 
 
@@ -101,8 +102,7 @@ class RedeliveryTracker:
         last_commit = time.monotonic()
         try:
             while not self._stop.is_set():
-                for record in self._consumer.consume(self.batch_size, self._wait_time()):
-                    self._apply(record)
+                self._apply_batch(self._consumer.consume(self.batch_size, self._wait_time()))
                 self._redeliver_due()
                 if time.monotonic() - last_commit >= self.commit_interval:
                     self._commit_progress()
@@ -123,19 +123,40 @@ class RedeliveryTracker:
 
     # --- markers -------------------------------------------------------
 
-    def _apply(self, record: KafkaMessage) -> None:
-        if (error := record.error()) is not None:
-            if error.code() != KafkaError._PARTITION_EOF:
-                log.warning("markers consumer: %s", error)
-            return
-        state = self._states.get(record.partition())
-        if state is None:
-            return
-        offset = record.offset()
-        state.next_offset = offset + 1
+    def _apply_batch(self, records: list[KafkaMessage]) -> None:
+        """The hot loop: start and end markers take a path with no decoding
+        objects; everything else, garbage included, goes through the codec."""
+        states, unpack_key, unpack_deadline = self._states, KEY.unpack, DEADLINE.unpack_from
+        for record in records:
+            if (error := record.error()) is not None:
+                if error.code() != KafkaError._PARTITION_EOF:
+                    log.warning("markers consumer: %s", error)
+                continue
+            state = states.get(record.partition())
+            if state is None:
+                continue
+            offset = record.offset()
+            state.next_offset = offset + 1
+            key, value = record.key(), record.value()
+            if key is not None and len(key) == 12 and value:
+                partition, queue_offset = unpack_key(key)
+                if partition == state.partition:
+                    if value[0] == 1 and len(value) == 9:
+                        state.open.start(queue_offset, unpack_deadline(value, 1)[0], offset)
+                        continue
+                    if value == b"\x00":
+                        state.open.end(queue_offset)
+                        if state.rejected:
+                            state.rejected.pop(queue_offset, None)
+                        continue
+            self._apply(state, key, value, offset)
+
+    def _apply(
+        self, state: PartitionState, key: bytes | None, value: bytes | None, offset: int
+    ) -> None:
         try:
-            queue_partition, queue_offset = markers.decode_key(record.key())
-            kind, deadline, extra = markers.decode_value(record.value())
+            queue_partition, queue_offset = markers.decode_key(key)
+            kind, deadline, extra = markers.decode_value(value)
             if queue_partition != state.partition:
                 raise markers.MarkerError(
                     f"marker for queue partition {queue_partition} on markers partition "
@@ -285,7 +306,7 @@ class RedeliveryTracker:
     def _new_state(self, partition: int) -> PartitionState:
         assert self._consumer is not None
         tp = TopicPartition(self.config.markers_topic, partition)
-        low, high = self._consumer.get_watermark_offsets(tp, timeout=10)
+        low, _ = self._consumer.get_watermark_offsets(tp, timeout=10)
         committed = self._consumer.committed([tp], timeout=10)[0].offset
         start = committed if committed >= 0 else low
         producer = Producer(
@@ -296,7 +317,31 @@ class RedeliveryTracker:
             )
         )
         producer.init_transactions(30)  # fences the previous owner, aborts its open txn
-        return PartitionState(partition, producer, start, high, committed=start)
+        barrier = self._write_barrier(producer, partition)
+        return PartitionState(partition, producer, start, barrier + 1, committed=start)
+
+    def _write_barrier(self, producer: Producer, partition: int) -> int:
+        """Writes a no-op marker and returns its offset: reading up to it proves
+        every marker written before the assignment has been read.
+
+        A barrier rather than the high watermark, because some Kafka-protocol
+        brokers (Tansu) report the last batch's base offset as the end. It is
+        an end marker for offset -1, which no tracker (kmq's included) can
+        confuse with a message.
+        """
+        offsets: list[int] = []
+        producer.begin_transaction()
+        producer.produce(
+            self.config.markers_topic,
+            key=markers.encode_key(partition, -1),
+            value=markers.END,
+            partition=partition,
+            on_delivery=lambda err, msg: offsets.append(-1 if err else msg.offset()),
+        )
+        producer.commit_transaction(30)
+        if not offsets or offsets[0] < 0:
+            raise KafkaException(f"barrier marker on partition {partition} was not written")
+        return offsets[0]
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

@@ -1,0 +1,275 @@
+"""Queue-core benchmark; prints one JSON document.
+
+    .venv/bin/python bench/kmq_throughput.py [--messages 50000] [--open 1000000]
+
+Every figure that has a plain confluent-kafka equivalent is measured against
+it in the same run, on the same embedded broker, so results read as ratios.
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.snapshot import read_topic
+from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
+from kmqadmin.kmq import headers as h
+
+PARTITIONS = 3
+
+
+def new_queue(bootstrap: str, **kwargs: object) -> QueueConfig:
+    name = f"bench-{uuid.uuid4().hex[:8]}"
+    config = QueueConfig(bootstrap_servers=bootstrap, topic=name, group_id=f"{name}-g", **kwargs)
+    config.ensure_topics(partitions=PARTITIONS)
+    return config
+
+
+def fill(bootstrap: str, topic: str, n: int, size: int) -> None:
+    producer = Producer(producer_config(bootstrap, extra={"linger.ms": 20}))
+    payload = b"x" * size
+    for i in range(n):
+        while True:
+            try:
+                producer.produce(topic, value=payload, key=str(i).encode())
+                break
+            except BufferError:
+                producer.poll(0.05)
+    producer.flush()
+
+
+def timed(fn: Callable[[], int]) -> float:
+    """Messages per second of ``fn``, which returns how many it handled."""
+    started = time.perf_counter()
+    count = fn()
+    return count / (time.perf_counter() - started)
+
+
+def rate_after_first(poll: Callable[[], int], n: int) -> float:
+    """Messages per second from the first message on: the seconds a group join
+    takes are the broker's, the same for both paths, and not throughput."""
+    seen = poll()
+    while not seen:
+        seen = poll()
+    started = time.perf_counter()
+    while seen < n:
+        seen += poll()
+    return (n - 1) / (time.perf_counter() - started)
+
+
+def plain_consume(config: QueueConfig, n: int) -> float:
+    """A plain group consumer committing per batch: the baseline."""
+    consumer = Consumer(consumer_config(config.bootstrap_servers, f"plain-{uuid.uuid4().hex}"))
+    consumer.subscribe([config.topic])
+
+    def poll() -> int:
+        batch = [m for m in consumer.consume(500, 1.0) if m.error() is None]
+        if batch:
+            consumer.commit(asynchronous=True)
+        return len(batch)
+
+    rate = rate_after_first(poll, n)
+    consumer.close()
+    return rate
+
+
+def kmq_consume(config: QueueConfig, n: int) -> float:
+    with QueueClient(config) as client:
+
+        def poll() -> int:
+            batch = client.poll(500, 1.0)
+            for message in batch:
+                client.ack(message)
+            return len(batch)
+
+        return rate_after_first(poll, n)
+
+
+def throughput(bootstrap: str, n: int, size: int) -> dict:
+    config = new_queue(bootstrap)
+    fill(bootstrap, config.topic, n, size)
+    plain = plain_consume(config, n)
+    kmq = kmq_consume(config, n)
+    return {
+        "messages": n,
+        "message_bytes": size,
+        "plain_consumer_msgs_per_s": round(plain),
+        "kmq_client_with_ack_msgs_per_s": round(kmq),
+        "kmq_vs_plain": round(kmq / plain, 3),
+    }
+
+
+def write_markers(bootstrap: str, topic: str, entries: list[tuple[int, int, bytes]]) -> None:
+    producer = Producer(
+        producer_config(bootstrap, extra={"linger.ms": 50, "batch.size": 1_000_000})
+    )
+    for partition, offset, value in entries:
+        while True:
+            try:
+                producer.produce(
+                    topic,
+                    key=markers.encode_key(partition, offset),
+                    value=value,
+                    partition=partition,
+                )
+                break
+            except BufferError:
+                producer.poll(0.05)
+    producer.flush()
+
+
+def plain_read_rate(bootstrap: str, topic: str, n: int) -> float:
+    def read() -> int:
+        consumer = Consumer(consumer_config(bootstrap, f"r-{uuid.uuid4().hex}"))
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+        seen = 0
+        while seen < n:
+            seen += len(consumer.consume(2000, 1.0))
+        consumer.close()
+        return seen
+
+    return timed(read)
+
+
+def wait_loaded(tracker: RedeliveryTracker, in_flight: int, timeout: float = 600) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        stats = tracker.stats()
+        if stats.in_flight == in_flight and len(stats.partitions) == PARTITIONS:
+            return time.perf_counter() - started
+        time.sleep(0.02)
+    raise TimeoutError(f"tracker held {tracker.stats().in_flight} of {in_flight}")
+
+
+def rss_bytes() -> int:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def open_markers(bootstrap: str, n_open: int) -> dict:
+    """1M open start markers, plus acked ones whose deadlines passed long ago and
+    whose end markers come after every start: a tracker that redelivers before
+    it has read to the end redelivers those falsely (kmq issue #158)."""
+    config = new_queue(bootstrap, message_timeout_ms=600_000)
+    far, past = int(time.time() * 1000) + 3_600_000, 1
+    acked = n_open // 10
+    per = (n_open + acked) // PARTITIONS
+    starts = [
+        (p, o, markers.start(far if o >= acked // PARTITIONS else past))
+        for p in range(PARTITIONS)
+        for o in range(per)
+    ]
+    ends = [(p, o, markers.END) for p in range(PARTITIONS) for o in range(acked // PARTITIONS)]
+    write_markers(bootstrap, config.markers_topic, starts + ends)
+    total = len(starts) + len(ends)
+    expected_open = len(starts) - len(ends)
+    plain = plain_read_rate(bootstrap, config.markers_topic, total)
+
+    rss_before = rss_bytes()
+    first = RedeliveryTracker(config, commit_interval=0.2)
+    first.start()
+    load = wait_loaded(first, expected_open)
+    stats = first.stats()
+    rss_after = rss_bytes()
+    packed = sum(s.open.memory_bytes() for s in first._states.values())
+    first.stop()
+
+    second = RedeliveryTracker(config, commit_interval=0.2)
+    second.start()
+    recovery = wait_loaded(second, expected_open)
+    time.sleep(1.0)  # give a false redelivery the chance to happen before counting
+    after = second.stats()
+    second.stop()
+    return {
+        "open_markers": expected_open,
+        "markers_read": total,
+        "tracker_markers_per_s": round(total / load),
+        "plain_read_markers_per_s": round(plain),
+        "tracker_vs_plain_read": round(total / load / plain, 3),
+        "packed_bytes_per_in_flight": round(packed / expected_open, 1),
+        "rss_bytes_per_in_flight": round((rss_after - rss_before) / expected_open, 1),
+        "restart_recovery_s": round(recovery, 2),
+        "false_redeliveries_after_restart": after.redelivered + after.dead_lettered + after.skipped,
+        "first_tracker_redelivered": stats.redelivered,
+    }
+
+
+def _run_tracker(config: QueueConfig) -> None:
+    RedeliveryTracker(config).run()
+
+
+def accuracy(bootstrap: str, drop: float, n: int, timeout_ms: int) -> dict:
+    """Redelivery time minus deadline, from the copy's CreateTime and the start marker."""
+    config = new_queue(bootstrap, message_timeout_ms=timeout_ms, max_redeliveries=5)
+    fill(bootstrap, config.topic, n, 100)
+    tracker = multiprocessing.get_context("spawn").Process(target=_run_tracker, args=(config,))
+    tracker.start()
+    dropped = 0
+    try:
+        with QueueClient(config) as client:
+            handled, every = 0, round(1 / drop)
+            while handled < n + dropped:
+                for message in client.poll(500, 1.0):
+                    handled += 1
+                    if message.delivery_count == 1 and handled % every == 0:
+                        dropped += 1
+                        continue
+                    client.ack(message)
+    finally:
+        tracker.kill()
+    deadlines = {}
+    for record in read_topic(bootstrap, config.markers_topic, PARTITIONS):
+        kind, deadline, _ = markers.decode_value(record.value())
+        if kind is markers.MarkerType.START:
+            deadlines.setdefault(markers.decode_key(record.key()), deadline)
+    errors = []
+    for record in read_topic(bootstrap, config.topic, PARTITIONS):
+        if h.find(record.headers(), h.REDELIVERY_COUNT) == b"\x01":
+            _, p, o = h.find(record.headers(), h.MESSAGE_ID).decode().rsplit("/", 2)
+            errors.append(record.timestamp()[1] - deadlines[(int(p), int(o))])
+    errors.sort()
+    return {
+        "acks_dropped": drop,
+        "redelivered": len(errors),
+        "timeout_ms": timeout_ms,
+        "error_ms_p50": statistics.median(errors),
+        "error_ms_p99": errors[int(len(errors) * 0.99) - 1],
+        "error_ms_max": errors[-1],
+        "target_p99_ms": max(100, timeout_ms // 100),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=50_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--open", type=int, default=1_000_000)
+    parser.add_argument("--accuracy-messages", type=int, default=20_000)
+    args = parser.parse_args()
+    with EmbeddedBroker() as broker:
+        bootstrap = broker.bootstrap_servers
+        result = {
+            "broker": "embedded Tansu",
+            "cores": os.cpu_count(),
+            "throughput": throughput(bootstrap, args.messages, args.size),
+            "tracker": open_markers(bootstrap, args.open),
+            "redelivery_accuracy": [
+                accuracy(bootstrap, drop, args.accuracy_messages, 5000) for drop in (0.01, 0.10)
+            ],
+        }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""A worker as its own process: records each message, then acks it.
+
+`python -m tests.kmq.run_worker JSON FILE`. The value is written to FILE
+before the ack, so a kill -9 between the two leaves a recorded message that
+the tracker must redeliver: the record never claims an ack that may be lost.
+"""
+
+import json
+import os
+import sys
+
+from kmqadmin.kmq import QueueClient, QueueConfig
+
+if __name__ == "__main__":
+    config = QueueConfig(**json.loads(sys.argv[1]))
+    fd = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with QueueClient(config) as client:
+        while True:
+            for message in client.poll(100, 0.5):
+                os.write(fd, message.value + b"\n")
+                client.ack(message)

@@ -1,0 +1,94 @@
+"""The marker codec, byte for byte as SoftwareMill kmq writes it."""
+
+import contextlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kmqadmin.kmq import headers, markers
+from kmqadmin.kmq.markers import MarkerError, MarkerType
+
+INT32 = st.integers(-(2**31), 2**31 - 1)
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+def test_kmq_vectors() -> None:
+    # kmq MarkerKey(partition=3, offset=258): int32 BE + int64 BE
+    assert markers.encode_key(3, 258) == bytes.fromhex("000000030000000000000102")
+    # StartMarker(redeliverAfter=1700000000000): 0x01 + int64 BE
+    assert markers.start(1_700_000_000_000) == bytes.fromhex("010000018bcfe56800")
+    assert markers.END == b"\x00"
+    assert markers.decode_value(bytes.fromhex("010000018bcfe56800")) == (
+        MarkerType.START,
+        1_700_000_000_000,
+        b"",
+    )
+    assert markers.decode_value(b"\x00") == (MarkerType.END, 0, b"")
+
+
+@given(INT32, INT64)
+def test_key_round_trip(partition: int, offset: int) -> None:
+    data = markers.encode_key(partition, offset)
+    assert len(data) == 12
+    assert markers.decode_key(data) == (partition, offset)
+
+
+@given(INT64)
+def test_deadline_markers_round_trip(deadline: int) -> None:
+    assert markers.decode_value(markers.start(deadline)) == (MarkerType.START, deadline, b"")
+    assert markers.decode_value(markers.extend(deadline)) == (MarkerType.EXTEND, deadline, b"")
+
+
+@given(st.text())
+def test_reject_reason_round_trip(reason: str) -> None:
+    assert markers.decode_value(markers.reject(reason)) == (
+        MarkerType.REJECT,
+        0,
+        reason.encode(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [(None, "got no key"), (b"", "got 0 bytes"), (b"\x00" * 13, "got 13 bytes")],
+)
+def test_bad_keys_say_what_is_wrong(key: bytes | None, message: str) -> None:
+    with pytest.raises(MarkerError, match=message):
+        markers.decode_key(key)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (b"", "empty"),
+        (None, "empty"),
+        (b"\x09", "unknown marker type 0x09"),
+        (b"\x01\x00", "START marker must be 9 bytes"),
+        (b"\x00\x00", "END marker must be 1 byte"),
+        (b"\x03" + b"\x00" * 9, "EXTEND marker must be 9 bytes"),
+    ],
+)
+def test_bad_values_say_what_is_wrong(value: bytes | None, message: str) -> None:
+    with pytest.raises(MarkerError, match=message):
+        markers.decode_value(value)
+
+
+@given(st.binary())
+def test_garbage_never_escapes_as_another_error(data: bytes) -> None:
+    for decode in (markers.decode_key, markers.decode_value):
+        with contextlib.suppress(MarkerError):
+            decode(data)
+
+
+@given(st.integers(0, 2**31 - 1))
+def test_redelivery_count_round_trip_in_kmq_encoding(count: int) -> None:
+    data = headers.encode_count(count)
+    assert len(data) == (1 if count < 128 else 4)
+    assert headers.decode_count(data) == count
+
+
+def test_redelivery_count_garbage() -> None:
+    assert headers.decode_count(None) == 0
+    with pytest.raises(headers.HeaderError, match="must be 1 or 4 bytes, got 3"):
+        headers.decode_count(b"abc")

@@ -1,0 +1,171 @@
+"""QueueClient and RedeliveryTracker against the real broker."""
+
+import random
+import time
+from collections import Counter
+
+from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
+from kmqadmin.kmq import headers as h
+from tests.kmq.conftest import read_all
+from tests.process import wait_for
+
+
+def send(queue: QueueConfig, n: int, **kwargs: object) -> None:
+    producer = QueueProducer(queue)
+    for i in range(n):
+        producer.send(value=f"m{i}".encode(), key=f"k{i}".encode(), **kwargs)
+    producer.flush()
+
+
+def poll_until(client: QueueClient, count: int, timeout: float = 30) -> list[Message]:
+    got: list[Message] = []
+
+    def enough() -> bool:
+        got.extend(client.poll(500, 0.2))
+        return len(got) >= count
+
+    wait_for(enough, timeout, f"{count} messages")
+    return got
+
+
+def dlq(queue: QueueConfig) -> list:
+    return read_all(queue, queue.dlq_topic)
+
+
+def test_message_fields_and_ack(queue: QueueConfig, tracker: RedeliveryTracker) -> None:
+    send(queue, 1, headers={"trace": b"abc"})
+    with QueueClient(queue) as client:
+        [m] = poll_until(client, 1)
+        assert (m.key, m.value, m.delivery_count) == (b"k0", b"m0", 1)
+        assert m.id == f"{queue.topic}/{m.partition}/{m.offset}"
+        assert m.headers == [("trace", b"abc")]
+        assert m.timestamp > 0
+        assert m.timestamp_type.name == "CREATE_TIME"
+        client.ack(m)
+        client.flush()
+        wait_for(lambda: tracker.stats().in_flight == 0, 10, "the ack to reach the tracker")
+        assert client.poll(10, 2.5) == []  # past the 1 s timeout: not redelivered
+    assert tracker.stats().redelivered == 0
+
+
+def test_unacked_message_is_redelivered_with_headers(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    send(queue, 1, headers={"trace": b"abc"})
+    with QueueClient(queue) as client:
+        [first] = poll_until(client, 1)
+        [copy] = poll_until(client, 1, timeout=15)
+        assert copy.delivery_count == 2
+        assert copy.id == first.id
+        assert (copy.key, copy.value) == (first.key, first.value)
+        assert ("trace", b"abc") in copy.headers
+        assert h.find(copy.headers, h.REDELIVERY_COUNT) == b"\x01"
+        client.ack(copy)
+
+
+def test_release_redelivers_now_and_counts(queue: QueueConfig, tracker: RedeliveryTracker) -> None:
+    send(queue, 1)
+    slow = QueueConfig(**{**queue.__dict__, "message_timeout_ms": 60_000})
+    with QueueClient(slow) as client:
+        [m] = poll_until(client, 1)
+        released = time.monotonic()
+        client.release(m)
+        [copy] = poll_until(client, 1, timeout=15)
+        assert time.monotonic() - released < 10  # well before the 60 s timeout
+        assert copy.delivery_count == 2
+        client.ack(copy)
+
+
+def test_reject_goes_to_dlq_with_reason_and_everything_kept(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    send(queue, 1, headers={"trace": b"abc"})
+    with QueueClient(queue) as client:
+        [m] = poll_until(client, 1)
+        client.reject(m, reason="bad payload")
+    [dead] = wait_for(lambda: dlq(queue), 15, "the DLQ record")
+    assert (dead.key(), dead.value()) == (m.key, m.value)
+    assert dead.timestamp()[1] == m.timestamp
+    record_headers = dead.headers()
+    assert ("trace", b"abc") in record_headers
+    assert h.find(record_headers, h.DLQ_REASON) == b"rejected"
+    assert h.find(record_headers, h.DLQ_DETAIL) == b"bad payload"
+    assert h.find(record_headers, h.MESSAGE_ID) == m.id.encode()
+    assert tracker.stats().dead_lettered == 1
+
+
+def test_extend_pushes_the_deadline(queue: QueueConfig, tracker: RedeliveryTracker) -> None:
+    send(queue, 1)
+    with QueueClient(queue) as client:
+        [m] = poll_until(client, 1)
+        client.extend(m, ms=5000)
+        client.flush()
+        assert client.poll(10, 3.0) == []  # 1 s timeout passed, extension holds
+        [copy] = poll_until(client, 1, timeout=10)
+        assert copy.delivery_count == 2
+        client.ack(copy)
+
+
+def test_dlq_after_max_redeliveries_not_before(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    send(queue, 1)
+    counts = []
+    with QueueClient(queue) as client:
+        for _ in range(queue.max_redeliveries + 1):
+            [m] = poll_until(client, 1, timeout=15)
+            counts.append(m.delivery_count)
+            assert dlq(queue) == []
+    [dead] = wait_for(lambda: dlq(queue), 15, "the DLQ record")
+    assert counts == [1, 2, 3, 4]
+    assert h.find(dead.headers(), h.DLQ_REASON) == b"max-redeliveries"
+    assert h.decode_count(h.find(dead.headers(), h.REDELIVERY_COUNT)) == queue.max_redeliveries
+
+
+def test_undecodable_marker_is_counted_and_skipped(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    from confluent_kafka import Producer
+
+    from kmqadmin.kafka.config import producer_config
+
+    raw = Producer(producer_config(queue.bootstrap_servers))
+    raw.produce(queue.markers_topic, key=b"short", value=b"\x01", partition=0)
+    raw.produce(queue.markers_topic, key=b"\x00" * 12, value=b"\x07", partition=0)
+    raw.flush(10)
+    wait_for(lambda: tracker.stats().skipped == 2, 15, "two skipped markers")
+    send(queue, 1)  # and the tracker still works
+    with QueueClient(queue) as client:
+        poll_until(client, 1)
+        [copy] = poll_until(client, 1, timeout=15)
+        client.ack(copy)
+
+
+def test_ten_thousand_messages_ninety_percent_acked(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    n = 10_000
+    send(queue, n)
+    rng = random.Random(1)
+    acked: Counter[bytes] = Counter()
+    deliveries: Counter[bytes] = Counter()
+    dead: set[bytes] = set()
+    with QueueClient(queue) as client:
+
+        def settled() -> bool:
+            for m in client.poll(1000, 0.2):
+                deliveries[m.value] += 1
+                if rng.random() < 0.9:
+                    client.ack(m)
+                    acked[m.value] += 1
+            if len(acked) + tracker.stats().dead_lettered < n:
+                return False
+            dead.update(r.value() for r in dlq(queue))
+            return len(set(acked) | dead) == n
+
+        wait_for(settled, 120, "every message acked or dead-lettered", every=0)
+    assert not set(acked) & dead
+    for value in dead:  # only after every redelivery was used
+        assert deliveries[value] == queue.max_redeliveries + 1
+    assert max(deliveries.values()) <= queue.max_redeliveries + 1
+    assert len(dead) == tracker.stats().dead_lettered

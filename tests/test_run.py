@@ -10,6 +10,7 @@ import urllib.parse
 import urllib.request
 
 from kmqadmin.kafka.embedded import free_port, port_in_use
+from kmqadmin.kafka.snapshot import read_topic
 from tests.process import ROOT, env, wait_for
 
 
@@ -39,6 +40,10 @@ def test_run_serves_the_console_with_demo_queues_then_stops_everything(tmp_path)
         assert "<h1>Queues</h1>" in page
         assert "orders__markers" in page
         assert "emails__undelivered" in page
+        # demo traffic flows through the queue core: messages get start and end markers
+        bootstrap = f"127.0.0.1:{kafka_port}"
+        kinds = lambda: {r.value()[:1] for r in read_topic(bootstrap, "orders__markers", 3)}  # noqa: E731
+        wait_for(lambda: {b"\x00", b"\x01"} <= kinds(), 60, "start and end markers")
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=60)

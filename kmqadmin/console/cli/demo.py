@@ -1,16 +1,21 @@
-"""`kmq demo`: demo queues on the configured cluster, and traffic for them."""
+"""`kmq demo`: demo queues on the configured cluster, and live traffic through them.
+
+The traffic goes through the real queue core: a producer, a worker that acks
+nine messages in ten and drops the rest (so redeliveries and, after the
+retries, dead letters show up), and a tracker per queue. Until the Celery
+workers host the trackers, the demo runs its own.
+"""
 
 import json
+import random
 import time
 from argparse import ArgumentParser
 from typing import Any
 
-from confluent_kafka import Producer
 from django.core.management.base import BaseCommand
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.config import producer_config
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 
 from .signals import stop_event
 
@@ -19,7 +24,7 @@ DEMO_QUEUES = {"orders": 3, "emails": 3}
 
 def add_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
-        "--traffic", action="store_true", help="keep producing demo messages until stopped"
+        "--traffic", action="store_true", help="keep producing and consuming until stopped"
     )
     parser.add_argument("--rate", type=float, default=5.0, help="messages per second per queue")
 
@@ -28,7 +33,19 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     queues = register()
     command.stdout.write("demo queues: " + ", ".join(q.topic for q in queues))
     if options["traffic"]:
-        produce(queues, options["rate"])
+        run_traffic([queue_config(q) for q in queues], options["rate"])
+
+
+def queue_config(queue: Queue) -> QueueConfig:
+    return QueueConfig(
+        bootstrap_servers=queue.cluster.bootstrap,
+        topic=queue.topic,
+        group_id=queue.group_id,
+        markers_topic=queue.markers_topic,
+        dlq_topic=queue.dlq_topic,
+        message_timeout_ms=queue.message_timeout_ms,
+        max_redeliveries=queue.max_redeliveries,
+    )
 
 
 def register() -> list[Queue]:
@@ -41,23 +58,36 @@ def register() -> list[Queue]:
             topic=topic,
             defaults={"group_id": f"{topic}-workers", "partitions": partitions},
         )
-        ensure_topics(
-            cluster.bootstrap,
-            {name: queue.partitions for name in (topic, queue.markers_topic, queue.dlq_topic)},
-        )
+        queue_config(queue).ensure_topics(partitions=queue.partitions)
         queues.append(queue)
     return queues
 
 
-def produce(queues: list[Queue], rate: float) -> None:
+def run_traffic(configs: list[QueueConfig], rate: float) -> None:
     stop = stop_event()
-    producers = {q.topic: Producer(producer_config(q.cluster.bootstrap)) for q in queues}
-    sequence = 0
-    while not stop.wait(1.0 / rate):
-        sequence += 1
-        for topic, producer in producers.items():
-            body = {"id": sequence, "queue": topic, "at": time.time()}
-            producer.produce(topic, key=str(sequence).encode(), value=json.dumps(body).encode())
-            producer.poll(0)
-    for producer in producers.values():
-        producer.flush(5)
+    rng = random.Random()
+    trackers = [RedeliveryTracker(c) for c in configs]
+    producers = [QueueProducer(c) for c in configs]
+    clients = [QueueClient(c) for c in configs]
+    for tracker in trackers:
+        tracker.start()
+    sequence, next_send = 0, time.monotonic()
+    try:
+        while not stop.is_set():
+            if time.monotonic() >= next_send:
+                sequence += 1
+                next_send += 1.0 / rate
+                for config, producer in zip(configs, producers, strict=True):
+                    body = {"id": sequence, "queue": config.topic, "at": time.time()}
+                    producer.send(json.dumps(body).encode(), key=str(sequence).encode())
+            for client in clients:
+                for message in client.poll(100, 0.05):
+                    if rng.random() < 0.9:
+                        client.ack(message)
+    finally:
+        for client in clients:
+            client.close()
+        for producer in producers:
+            producer.flush(5)
+        for tracker in trackers:
+            tracker.stop()

@@ -49,7 +49,6 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 # Third-party front-end files come from npm and are copied here, never committed.
-# Third-party front-end files come from npm and are copied here, never committed.
 $(VENDOR)/.installed: node_modules/.installed scripts/vendor-assets
 	scripts/vendor-assets node_modules $(VENDOR)
 	touch $@

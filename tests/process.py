@@ -1,6 +1,7 @@
 """Helpers for tests that run the product's own commands as real processes."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -38,3 +39,9 @@ def wait_for[T](condition: Callable[[], T], timeout: float, what: str, every: fl
             return result
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def kill9(proc: subprocess.Popen) -> None:
+    """SIGKILL: no cleanup, no flush, no leaving the group, as in a crash."""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()

@@ -3,6 +3,7 @@
 from kmqadmin.kmq import QueueConfig, QueueProducer, QueueClient, RedeliveryTracker, Message
 """
 
+from .backoff import Backoff
 from .client import QueueClient
 from .config import QueueConfig
 from .message import Message, TimestampType
@@ -11,6 +12,7 @@ from .stats import TrackerStats
 from .tracker import RedeliveryTracker
 
 __all__ = [
+    "Backoff",
     "Message",
     "QueueClient",
     "QueueConfig",

@@ -5,8 +5,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
+from kmqadmin.scheduler.config import SchedulerConfig
 
 from . import names
+from .backoff import Backoff
 
 
 @dataclass(frozen=True)
@@ -14,7 +17,9 @@ class QueueConfig:
     """Everything a producer, client and tracker of one queue agree on.
 
     ``markers_topic``, ``dlq_topic`` and ``tracker_group_id`` default to kmq's
-    names derived from ``topic`` and ``group_id``.
+    names derived from ``topic`` and ``group_id``. With a ``backoff``, copies
+    are delayed through a scheduler on ``schedules_topic``; run one with
+    ``scheduler_config()``.
     """
 
     bootstrap_servers: str
@@ -25,6 +30,8 @@ class QueueConfig:
     tracker_group_id: str = ""
     message_timeout_ms: int = 30_000
     max_redeliveries: int = 3
+    backoff: Backoff | None = None
+    schedules_topic: str = ""
     kafka_config: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -32,7 +39,10 @@ class QueueConfig:
             "markers_topic": names.markers_topic(self.topic),
             "dlq_topic": names.dlq_topic(self.topic),
             "tracker_group_id": f"{self.group_id}__tracker",
+            "schedules_topic": names.schedules_topic(self.topic),
         }
+        if isinstance(self.backoff, Mapping):  # from JSON or a settings file
+            object.__setattr__(self, "backoff", Backoff(**self.backoff))
         for name, default in defaults.items():
             if not getattr(self, name):
                 object.__setattr__(self, name, default)
@@ -45,10 +55,24 @@ class QueueConfig:
         """Creates the queue, markers and DLQ topics that are missing.
 
         Markers get the queue's partition count: markers for queue partition
-        p live on markers partition p. Returns the names created.
+        p live on markers partition p. With a backoff, the compacted schedules
+        topic too. Returns the names created.
         """
+        topics = dict.fromkeys([self.topic, self.markers_topic, self.dlq_topic], partitions)
+        if self.backoff is not None:
+            topics[self.schedules_topic] = partitions
         return ensure_topics(
             self.bootstrap_servers,
-            {self.topic: partitions, self.markers_topic: partitions, self.dlq_topic: partitions},
+            topics,
+            configs={self.schedules_topic: SCHEDULES_TOPIC_CONFIG},
             extra=self.kafka_config,
+        )
+
+    def scheduler_config(self) -> SchedulerConfig:
+        """The scheduler that delivers this queue's delayed copies."""
+        return SchedulerConfig(
+            bootstrap_servers=self.bootstrap_servers,
+            topic=self.schedules_topic,
+            group_id=f"{self.group_id}__scheduler",
+            kafka_config=self.kafka_config,
         )

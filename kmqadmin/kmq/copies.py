@@ -21,6 +21,7 @@ class Outgoing:
     value: bytes | None
     headers: Headers
     timestamp: int  # 0: let the producer stamp it
+    redelivery: int  # the copy's kmq-redelivery-count (unused for a dead letter)
 
 
 def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None) -> Outgoing:
@@ -46,7 +47,9 @@ def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None)
         headers.REDELIVERY_COUNT: headers.encode_count(count + 1),
         headers.MESSAGE_ID: stable_id,
     }
-    return Outgoing(False, record.key(), record.value(), headers.replace(original, updates), 0)
+    return Outgoing(
+        False, record.key(), record.value(), headers.replace(original, updates), 0, count + 1
+    )
 
 
 def _dead(
@@ -61,4 +64,5 @@ def _dead(
         record.value(),
         headers.replace(original, updates),
         record.timestamp()[1],
+        0,
     )

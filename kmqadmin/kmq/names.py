@@ -7,3 +7,8 @@ def markers_topic(topic: str) -> str:
 
 def dlq_topic(topic: str) -> str:
     return f"{topic}__undelivered"
+
+
+def schedules_topic(topic: str) -> str:
+    """Where the tracker schedules delayed copies when the queue has a backoff."""
+    return f"{topic}__schedules"

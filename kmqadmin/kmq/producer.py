@@ -2,9 +2,7 @@
 
 from collections.abc import Mapping
 
-from confluent_kafka import KafkaException, Producer
-
-from kmqadmin.kafka.config import producer_config
+from kmqadmin.kafka.checked_producer import CheckedProducer
 
 from .config import QueueConfig
 
@@ -19,10 +17,7 @@ class QueueProducer:
 
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
-        self._producer = Producer(
-            producer_config(config.bootstrap_servers, extra=config.kafka_config)
-        )
-        self._errors: list[str] = []
+        self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
 
     def send(
         self,
@@ -37,20 +32,9 @@ class QueueProducer:
             value=value,
             key=key,
             headers=list((headers or {}).items()),
-            on_delivery=self._delivered,
             **kwargs,
         )
-        self._producer.poll(0)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits for every send; raises if any failed, so none is lost silently."""
-        remaining = self._producer.flush(timeout)
-        if remaining:
-            raise KafkaException(f"{remaining} messages not delivered within {timeout} s")
-        if self._errors:
-            errors, self._errors = self._errors, []
-            raise KafkaException(f"{len(errors)} messages failed: {errors[0]}")
-
-    def _delivered(self, err: object, msg: object) -> None:
-        if err is not None:
-            self._errors.append(str(err))
+        self._producer.flush(timeout)

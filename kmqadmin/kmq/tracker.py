@@ -8,21 +8,23 @@ the old copy and the commit of the oldest still-open start marker.
 """
 
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.barrier import write_barrier
 from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.kafka.service import Service
+from kmqadmin.scheduler import wire
 
-from . import markers
+from . import headers, markers
 from .config import QueueConfig
-from .copies import next_copy
+from .copies import Outgoing, next_copy
 from .markers import DEADLINE, KEY, MarkerType
 from .open_set import OpenSet
-from .queue_reader import QueueReader
 from .stats import TrackerStats
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,9 @@ class PartitionState:
         return self.next_offset >= self.catch_up_to
 
 
-class RedeliveryTracker:
+class RedeliveryTracker(Service):
+    thread_name = "kmq-tracker"
+
     def __init__(
         self,
         config: QueueConfig,
@@ -58,49 +62,41 @@ class RedeliveryTracker:
         max_wait: float = 0.02,
         commit_interval: float = 1.0,
     ) -> None:
+        super().__init__()
         self.config = config
         self.batch_size = batch_size
         self.max_wait = max_wait
         self.commit_interval = commit_interval
         self._states: dict[int, PartitionState] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
-        self._reader: QueueReader | None = None
+        self._reader: OffsetReader | None = None
         self._dlq_partitions = 1
         self._redelivered = self._dead_lettered = self._skipped = 0
         self._lag = 0
 
     # --- lifecycle -----------------------------------------------------
 
-    def start(self) -> None:
-        """Runs the tracker in a background thread."""
-        self._stop.clear()
-        self._thread = threading.Thread(target=self.run, name="kmq-tracker", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-
-    def run(self) -> None:
-        """Blocks until stop(): consume markers, redeliver what is due, commit."""
+    def serve(self) -> None:
+        """Until stop(): consume markers, redeliver what is due, commit."""
         config = self.config
         self._consumer = Consumer(
             consumer_config(config.bootstrap_servers, config.tracker_group_id, config.kafka_config)
         )
-        self._reader = QueueReader(config)
-        self._dlq_partitions = self._partition_count(config.dlq_topic)
-        self._consumer.subscribe(
-            [config.markers_topic],
-            on_assign=self._on_assign,
-            on_revoke=self._on_revoke,
-            on_lost=self._on_lost,
+        self._reader = OffsetReader(
+            config.bootstrap_servers,
+            config.topic,
+            f"{config.tracker_group_id}__reader",
+            config.kafka_config,
         )
-        last_commit = time.monotonic()
         try:
+            self._dlq_partitions = self._partition_count(config.dlq_topic)
+            self._consumer.subscribe(
+                [config.markers_topic],
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_lost,
+            )
+            last_commit = time.monotonic()
             while not self._stop.is_set():
                 self._apply_batch(self._consumer.consume(self.batch_size, self._wait_time()))
                 self._redeliver_due()
@@ -209,9 +205,9 @@ class RedeliveryTracker:
     def _redeliver(self, state: PartitionState, due: list[int]) -> None:
         assert self._reader is not None and self._consumer is not None
         p, config, producer = state.partition, self.config, state.producer
-        originals = self._reader.read(p, due)
         redelivered = dead = 0
         try:
+            originals = self._reader.read(p, due)
             producer.begin_transaction()
             for offset in due:
                 record = originals.get(offset)
@@ -232,13 +228,7 @@ class RedeliveryTracker:
                         )
                         dead += 1
                     else:
-                        producer.produce(
-                            config.topic,
-                            key=out.key,
-                            value=out.value,
-                            headers=out.headers,
-                            partition=p,
-                        )
+                        self._produce_copy(producer, p, out)
                         redelivered += 1
                 producer.produce(
                     config.markers_topic,
@@ -252,13 +242,38 @@ class RedeliveryTracker:
                 self._consumer.consumer_group_metadata(),
             )
             producer.commit_transaction()
-        except KafkaException as exc:
+        except (KafkaException, ReadTimeout) as exc:
+            # pop_due closed the due entries; the rebuild reopens them from
+            # their start markers, so nothing owed is dropped.
             log.warning("redelivery on partition %d failed (%s); rebuilding it", p, exc)
             self._rebuild(state)
             return
         state.committed = commit
         self._redelivered += redelivered
         self._dead_lettered += dead
+
+    def _produce_copy(self, producer: Producer, partition: int, out: Outgoing) -> None:
+        """The copy goes back to the queue now, or, with a backoff, to the
+        scheduler as a schedule that delivers it later. A null value cannot be
+        scheduled (it would be a tombstone), so such a copy goes now."""
+        config = self.config
+        if config.backoff is None or out.value is None:
+            producer.produce(
+                config.topic, key=out.key, value=out.value, headers=out.headers, partition=partition
+            )
+            return
+        message_id = headers.find(out.headers, headers.MESSAGE_ID) or b""
+        producer.produce(
+            config.schedules_topic,
+            key=b"kmq-retry/%s/%d" % (message_id, out.redelivery),
+            value=out.value,
+            headers=wire.schedule_headers(
+                now_ms() + config.backoff.delay_ms(out.redelivery),
+                config.topic,
+                out.key,
+                out.headers,
+            ),
+        )
 
     def _rebuild(self, state: PartitionState) -> None:
         """Forget the partition's state and re-read it from its committed offset.
@@ -317,31 +332,13 @@ class RedeliveryTracker:
             )
         )
         producer.init_transactions(30)  # fences the previous owner, aborts its open txn
-        barrier = self._write_barrier(producer, partition)
-        return PartitionState(partition, producer, start, barrier + 1, committed=start)
-
-    def _write_barrier(self, producer: Producer, partition: int) -> int:
-        """Writes a no-op marker and returns its offset: reading up to it proves
-        every marker written before the assignment has been read.
-
-        A barrier rather than the high watermark, because some Kafka-protocol
-        brokers (Tansu) report the last batch's base offset as the end. It is
-        an end marker for offset -1, which no tracker (kmq's included) can
-        confuse with a message.
-        """
-        offsets: list[int] = []
-        producer.begin_transaction()
-        producer.produce(
-            self.config.markers_topic,
-            key=markers.encode_key(partition, -1),
-            value=markers.END,
-            partition=partition,
-            on_delivery=lambda err, msg: offsets.append(-1 if err else msg.offset()),
+        # An end marker for offset -1: no tracker (kmq's included) can take it
+        # for a message.
+        barrier_key = markers.encode_key(partition, -1)
+        barrier = write_barrier(
+            producer, self.config.markers_topic, partition, barrier_key, markers.END
         )
-        producer.commit_transaction(30)
-        if not offsets or offsets[0] < 0:
-            raise KafkaException(f"barrier marker on partition {partition} was not written")
-        return offsets[0]
+        return PartitionState(partition, producer, start, barrier + 1, committed=start)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
@@ -378,13 +375,18 @@ class RedeliveryTracker:
         return len(metadata.partitions)
 
     def _shutdown(self) -> None:
+        """Releases this life's clients, also after a crash, so a restart
+        starts clean."""
         try:
             if self._consumer is not None:
-                self._commit_progress()
-                self._consumer.close()
+                try:
+                    self._commit_progress()
+                finally:
+                    self._consumer.close()
         finally:
             for state in self._states.values():
                 state.producer.flush(5)
             self._states.clear()
             if self._reader is not None:
                 self._reader.close()
+            self._consumer = self._reader = None

@@ -10,5 +10,5 @@ import sys
 from kmqadmin.kmq import QueueConfig, RedeliveryTracker
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.INFO)
     RedeliveryTracker(QueueConfig(**json.loads(sys.argv[1]))).run()

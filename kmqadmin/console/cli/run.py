@@ -7,6 +7,7 @@ child processes until Ctrl-C, or until one of them dies.
 
 import contextlib
 import secrets
+import threading
 import time
 import urllib.request
 from argparse import ArgumentParser
@@ -72,7 +73,9 @@ def ensure_login() -> tuple[str, str]:
     return username, path.read_text()
 
 
-def wait_until_serving(url: str, children: Children, stop: Any, timeout: float = 90.0) -> None:
+def wait_until_serving(
+    url: str, children: Children, stop: threading.Event, timeout: float = 90.0
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stop.is_set():
         if (gone := children.exited()) is not None:

@@ -1,0 +1,49 @@
+"""An idempotent producer whose flush says whether everything arrived."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka import KafkaException, Producer
+
+from .config import producer_config
+
+
+class CheckedProducer:
+    """Fire-and-forget produce, and a flush that raises if any record failed,
+    so none is lost silently. Delivery reports come only for failures: the
+    hot path pays for no per-record callback."""
+
+    def __init__(self, bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> None:
+        self._errors: list[str] = []
+        self._producer = Producer(
+            producer_config(
+                bootstrap_servers,
+                extra={
+                    "delivery.report.only.error": True,
+                    "on_delivery": self._delivered,
+                    **(extra or {}),
+                },
+            )
+        )
+
+    def produce(self, topic: str, **record: Any) -> None:
+        """Queues one record, waiting for room when the local queue is full."""
+        while True:
+            try:
+                self._producer.produce(topic, **record)
+                break
+            except BufferError:
+                self._producer.poll(0.05)
+        self._producer.poll(0)
+
+    def flush(self, timeout: float = 30.0) -> None:
+        remaining = self._producer.flush(timeout)
+        if remaining:
+            raise KafkaException(f"{remaining} records not delivered within {timeout} s")
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise KafkaException(f"{len(errors)} records failed: {errors[0]}")
+
+    def _delivered(self, err: object, msg: object) -> None:
+        if err is not None:
+            self._errors.append(str(err))

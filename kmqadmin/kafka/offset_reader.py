@@ -1,0 +1,89 @@
+"""Reads back records at known offsets, batched per partition.
+
+The tracker reads the originals it must redeliver and the scheduler the
+payloads it must fire: both hold only coordinates in memory and fetch the
+record when it is needed.
+"""
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from .config import consumer_config
+
+# Offsets closer than this are read in one pass instead of seeking to each.
+SEEK_GAP = 256
+
+
+def runs(offsets: Iterable[int], gap: int = SEEK_GAP) -> list[tuple[int, int]]:
+    """Sorted offsets grouped into (first, last) runs with gaps of at most ``gap``."""
+    result: list[tuple[int, int]] = []
+    for offset in sorted(offsets):
+        if result and offset - result[-1][1] <= gap:
+            result[-1] = (result[-1][0], offset)
+        else:
+            result.append((offset, offset))
+    return result
+
+
+class ReadTimeout(Exception):
+    """A run of offsets could not be read in time (broker slow or away).
+
+    Distinct from a record that is gone: the caller must not take the
+    records it did not get for deleted, or it would drop work it still owes.
+    """
+
+
+class OffsetReader:
+    """An assign-only consumer of one topic (its group id is never joined or committed)."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        group_id: str,
+        extra: Mapping[str, Any] | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        self.topic = topic
+        self.timeout = timeout
+        # A random-access reader: a fetch the broker holds open for lack of new
+        # data would delay the next seek, and with it every read.
+        config = {"fetch.wait.max.ms": 5, **(extra or {})}
+        self._consumer = Consumer(consumer_config(bootstrap_servers, group_id, config))
+
+    def read(self, partition: int, offsets: Iterable[int]) -> dict[int, KafkaMessage]:
+        """The records at ``offsets``; an offset with no record (deleted by
+        retention or compaction, aborted) is absent from the result rather
+        than waited for. Raises ReadTimeout if the reader could not get past
+        them in time."""
+        wanted = set(offsets)
+        found: dict[int, KafkaMessage] = {}
+        try:
+            for first, last in runs(wanted):
+                self._read_run(TopicPartition(self.topic, partition, first), last, wanted, found)
+        finally:
+            self._consumer.unassign()  # no idle fetching between reads
+        return found
+
+    def close(self) -> None:
+        self._consumer.close()
+
+    def _read_run(
+        self, tp: TopicPartition, last: int, wanted: set[int], found: dict[int, KafkaMessage]
+    ) -> None:
+        self._consumer.assign([tp])
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            # A short wait: a run may hold fewer records than offsets (transaction
+            # markers take offsets too), so "enough records" may never come.
+            for record in self._consumer.consume(1000, 0.005):
+                if record.error() is None and record.offset() in wanted:
+                    found[record.offset()] = record
+            position = self._consumer.position([tp])[0].offset
+            if position > last:
+                return
+        raise ReadTimeout(f"{tp.topic}/{tp.partition} offsets {tp.offset}..{last} unread")

@@ -1,0 +1,70 @@
+"""ScheduleClient: writes schedule versions and tombstones."""
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from kmqadmin.kafka.checked_producer import CheckedProducer
+
+from . import wire
+from .config import SchedulerConfig
+
+When = datetime | int | float
+
+
+def epoch_ms(at: When) -> int:
+    """Epoch milliseconds of an aware datetime or of epoch seconds.
+
+    A naive datetime is refused: guessing its zone would move the schedule.
+    """
+    if isinstance(at, datetime):
+        if at.tzinfo is None:
+            raise ValueError("at must be timezone-aware (e.g. datetime.now(UTC))")
+        return round(at.timestamp() * 1000)
+    return round(at * 1000)
+
+
+class ScheduleClient:
+    """An idempotent producer of schedule records; the latest version of an id wins."""
+
+    def __init__(self, config: SchedulerConfig) -> None:
+        self.config = config
+        self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
+
+    def schedule(
+        self,
+        id: str,
+        at: When,
+        target_topic: str,
+        value: bytes,
+        target_key: bytes | None = None,
+        headers: Mapping[str, bytes | str] | None = None,
+    ) -> None:
+        """Writes a version of schedule ``id``: ``value`` goes to ``target_topic``
+        at ``at``. Headers pass through to the fired record."""
+        if value is None:
+            raise ValueError("value must be bytes: a null value is a tombstone (use cancel)")
+        passed = [(k, v.encode() if isinstance(v, str) else v) for k, v in (headers or {}).items()]
+        headers_out = wire.schedule_headers(epoch_ms(at), target_topic, target_key, passed)
+        self._produce(id, value, headers_out)
+
+    def cancel(self, id: str) -> None:
+        """Writes the tombstone of ``id``: it will not fire."""
+        self._produce(id, None, None)
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Waits until every record written so far is acknowledged; raises if any failed."""
+        self._producer.flush(timeout)
+
+    def close(self) -> None:
+        self.flush()
+
+    def __enter__(self) -> "ScheduleClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _produce(self, id: str, value: bytes | None, headers: wire.Headers | None) -> None:
+        if not id:
+            raise ValueError("a schedule needs an id")
+        self._producer.produce(self.config.topic, key=id.encode(), value=value, headers=headers)

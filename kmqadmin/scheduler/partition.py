@@ -1,0 +1,72 @@
+"""What a scheduler keeps for one partition it owns."""
+
+import heapq
+from dataclasses import dataclass, field
+
+from confluent_kafka import Producer
+
+from .store import ScheduleStore
+from .wire import Target
+
+Key = tuple[int, int]  # a schedule key's 128-bit hash
+
+
+@dataclass(slots=True)
+class Armed:
+    """A schedule taken from the store, read back and made ready to fire."""
+
+    deadline: int
+    offset: int
+    key: bytes  # the schedule's id, for its tombstone
+    target: Target
+
+
+@dataclass(eq=False)
+class PartitionState:
+    """The held schedules (store), the few read back and about to fire (armed),
+    and the transactional producer that fires them."""
+
+    partition: int
+    producer: Producer
+    catch_up_to: int  # one past the barrier written at assignment
+    next_offset: int = 0
+    store: ScheduleStore = field(default_factory=ScheduleStore)
+    # Taken from the store, their read back under way: key -> (deadline, offset).
+    reading: dict[Key, tuple[int, int]] = field(default_factory=dict)
+    armed: dict[Key, Armed] = field(default_factory=dict)
+    armed_heap: list[tuple[int, int, Key]] = field(default_factory=list)
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether every record present at assignment has been read: until then
+        a schedule's cancel or update may still be ahead, so nothing fires."""
+        return self.next_offset >= self.catch_up_to
+
+    def forget(self, key: Key) -> None:
+        """A newer version of ``key`` arrived: what was taken out for firing is stale."""
+        if self.reading:
+            self.reading.pop(key, None)
+        if self.armed:
+            self.armed.pop(key, None)
+
+    def arm(self, key: Key, entry: Armed) -> None:
+        self.armed[key] = entry
+        heapq.heappush(self.armed_heap, (entry.deadline, entry.offset, key))
+
+    def take_due(self, now: int) -> list[tuple[Key, Armed]]:
+        """The armed schedules due at ``now``; they stay armed until fired."""
+        heap, armed = self.armed_heap, self.armed
+        due = []
+        while heap and heap[0][0] <= now:
+            _, offset, key = heapq.heappop(heap)
+            entry = armed.get(key)
+            if entry is not None and entry.offset == offset:  # else updated meanwhile
+                due.append((key, entry))
+        return due
+
+    def next_wake(self, lookahead: int) -> int | None:
+        """When the loop must next fire, or ask for a read, for this partition."""
+        wake = [self.armed_heap[0][0]] if self.armed_heap else []
+        if not self.reading and (deadline := self.store.next_deadline()) is not None:
+            wake.append(deadline - lookahead)
+        return min(wake) if wake else None

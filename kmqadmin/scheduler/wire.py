@@ -1,0 +1,117 @@
+"""Schedule records on the wire, as etf1/kafka-message-scheduler writes them.
+
+A schedule is a record on the schedules topic: key = schedule id, value =
+payload, headers ``scheduler-epoch`` (decimal epoch seconds),
+``scheduler-target-topic`` and ``scheduler-target-key``; every other header
+passes through to the fired record. A tombstone (null value) cancels.
+"""
+
+import math
+from dataclasses import dataclass
+
+from confluent_kafka import Message as KafkaMessage
+
+EPOCH = "scheduler-epoch"
+TARGET_TOPIC = "scheduler-target-topic"
+TARGET_KEY = "scheduler-target-key"
+FIRED_TIMESTAMP = "scheduler-timestamp"
+FIRED_KEY = "scheduler-key"
+FIRED_TOPIC = "scheduler-topic"
+
+_INPUT = frozenset((EPOCH, TARGET_TOPIC, TARGET_KEY))
+# A record fired before (a queue copy delayed twice) gets fresh ones of these.
+_FIRED = frozenset((FIRED_TIMESTAMP, FIRED_KEY, FIRED_TOPIC))
+
+Headers = list[tuple[str, bytes | None]]
+
+
+class ScheduleError(ValueError):
+    """A schedule record that cannot be fired: said why, with no coordinates
+    (the caller knows where the record is)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The record a schedule becomes when it fires."""
+
+    topic: str
+    key: bytes | None
+    value: bytes
+    headers: Headers
+
+
+def encode_epoch(epoch_ms: int) -> bytes:
+    """Whole seconds as etf1 writes them; milliseconds only when there are some
+    (a sub-second schedule is ours alone: etf1 parses whole seconds)."""
+    seconds, ms = divmod(epoch_ms, 1000)
+    return (f"{seconds}.{ms:03d}" if ms else str(seconds)).encode()
+
+
+def decode_epoch(data: bytes | None) -> int:
+    """``scheduler-epoch`` in epoch milliseconds (a time before 1970 is due now)."""
+    if data is None:
+        raise ScheduleError(f"no {EPOCH} header")
+    try:
+        text = data.decode("ascii")
+        seconds = int(text) if text.isdigit() else float(text)
+    except (UnicodeDecodeError, ValueError):
+        raise ScheduleError(f"{EPOCH} is not decimal epoch seconds: {data[:40]!r}") from None
+    if not math.isfinite(seconds):
+        raise ScheduleError(f"{EPOCH} is not a finite number: {data[:40]!r}")
+    return max(0, round(seconds * 1000))
+
+
+def deadline(headers: Headers | None) -> int:
+    """The fire time of a schedule record, checking what firing will need."""
+    epoch = topic = None
+    for name, data in headers or ():
+        if name == EPOCH:
+            epoch = data
+        elif name == TARGET_TOPIC:
+            topic = data
+    _topic_name(topic)
+    return decode_epoch(epoch)
+
+
+def schedule_headers(
+    epoch_ms: int, target_topic: str, target_key: bytes | None, passed: Headers
+) -> Headers:
+    """The headers of a schedule record: ours, then the ones that pass through."""
+    if not target_topic:
+        raise ValueError("target_topic is required")
+    ours: Headers = [(EPOCH, encode_epoch(epoch_ms)), (TARGET_TOPIC, target_topic.encode())]
+    if target_key is not None:
+        ours.append((TARGET_KEY, target_key))
+    return ours + [(k, v) for k, v in passed if k not in _INPUT]
+
+
+def target(record: KafkaMessage, schedules_topic: str) -> Target:
+    """The record to produce when ``record`` fires (etf1's triggered message)."""
+    headers = record.headers() or []
+    value = record.value()
+    if value is None:
+        raise ScheduleError("a tombstone does not fire")
+    found: dict[str, bytes | None] = {}
+    passed: Headers = []
+    for name, data in headers:
+        if name in _INPUT:
+            found[name] = data
+        elif name not in _FIRED:
+            passed.append((name, data))
+    topic_name = _topic_name(found.get(TARGET_TOPIC))
+    created = record.timestamp()[1] // 1000
+    passed += [
+        (FIRED_TIMESTAMP, str(created).encode()),
+        (FIRED_KEY, record.key()),
+        (FIRED_TOPIC, schedules_topic.encode()),
+    ]
+    return Target(topic_name, found.get(TARGET_KEY), value, passed)
+
+
+def _topic_name(data: bytes | None) -> str:
+    if not data:
+        raise ScheduleError(f"no {TARGET_TOPIC} header")
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        raise ScheduleError(f"{TARGET_TOPIC} is not UTF-8: {data[:40]!r}") from None

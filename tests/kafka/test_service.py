@@ -1,0 +1,56 @@
+"""The services' crash-restart loop (pure logic: no Kafka involved)."""
+
+import threading
+import time
+
+import pytest
+
+from kmqadmin.kafka import service
+from kmqadmin.kafka.service import Service
+from tests.process import wait_for
+
+
+class Flaky(Service):
+    """Crashes ``crashes`` times, then serves until stopped."""
+
+    def __init__(self, crashes: int) -> None:
+        super().__init__()
+        self.crashes = crashes
+        self.lives = 0
+        self.serving = threading.Event()
+
+    def serve(self) -> None:
+        self.lives += 1
+        if self.lives <= self.crashes:
+            raise RuntimeError(f"crash {self.lives}")
+        self.serving.set()
+        self._stop.wait()
+
+
+@pytest.fixture(autouse=True)
+def quick_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service, "MAX_RESTART_WAIT_S", 0.05)
+
+
+def test_a_crashed_service_is_restarted_until_it_serves() -> None:
+    flaky = Flaky(crashes=3)
+    flaky.start()
+    try:
+        wait_for(flaky.serving.is_set, 10, "the fourth life to serve")
+    finally:
+        flaky.stop(5)
+    assert (flaky.lives, flaky.restarts) == (4, 3)
+    assert flaky._thread is None
+
+
+def test_stop_ends_the_wait_between_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service, "MAX_RESTART_WAIT_S", 3600)  # a pause stop() must cut short
+    flaky = Flaky(crashes=10**9)
+    flaky.start()
+    wait_for(lambda: flaky.lives >= 2, 10, "a restart")
+    thread = flaky._thread
+    started = time.monotonic()
+    flaky.stop(5)  # during the 2 s pause after the second crash
+    assert thread is not None and not thread.is_alive()
+    assert time.monotonic() - started < 1
+    assert flaky.lives == 2

@@ -1,0 +1,184 @@
+"""Scheduler behaviour against a real broker: fire, update, cancel, restart,
+horizon, bad records, two instances."""
+
+import dataclasses
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, wire
+from tests.process import wait_for
+from tests.scheduler.conftest import fired, fired_ids, in_seconds
+
+
+def test_fires_on_time_with_etf1_headers_and_tombstones_the_schedule(
+    schedules: SchedulerConfig, target: str, scheduler: Scheduler
+) -> None:
+    wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
+    at = {f"s{i}": in_seconds(1 + i * 0.05) for i in range(30)}
+    with ScheduleClient(schedules) as client:
+        for sid, when in at.items():
+            client.schedule(
+                sid,
+                when,
+                target,
+                value=sid.encode(),
+                target_key=b"k-" + sid.encode(),
+                headers={"trace": "abc"},
+            )
+    records = wait_for(lambda: len(r := fired(schedules, target)) >= 30 and r, 30, "30 fires")
+    lateness = []
+    for record in records:
+        headers = dict(record.headers())
+        sid = headers[wire.FIRED_KEY].decode()
+        assert record.value() == sid.encode() and record.key() == b"k-" + sid.encode()
+        assert headers["trace"] == b"abc"
+        assert headers[wire.FIRED_TOPIC] == schedules.topic.encode()
+        assert wire.EPOCH not in headers and wire.TARGET_TOPIC not in headers
+        lateness.append(record.timestamp()[1] - at[sid] * 1000)
+    assert sorted(fired_ids(schedules, target).values()) == [1] * 30
+    assert min(lateness) >= -5  # never early (5 ms of clock rounding)
+    assert max(lateness) < 1000
+    tombstones = [r for r in fired(schedules, schedules.topic) if r.value() is None]
+    assert {r.key().decode() for r in tombstones} >= set(at)
+    wait_for(lambda: scheduler.stats().fired == 30 and scheduler.stats().held == 0, 10, "stats")
+
+
+def test_update_and_cancel_before_fire(
+    schedules: SchedulerConfig, target: str, scheduler: Scheduler
+) -> None:
+    with ScheduleClient(schedules) as client:
+        client.schedule("moved", in_seconds(1), target, value=b"v1")
+        client.schedule("cancelled", in_seconds(1), target, value=b"never")
+        client.schedule("late", in_seconds(3600), target, value=b"later")
+        client.flush()
+        client.schedule("moved", in_seconds(2.5), target, value=b"v2")
+        client.cancel("cancelled")
+    wait_for(lambda: fired_ids(schedules, target)["moved"], 30, "the moved schedule to fire")
+    # Firing is in deadline order: the cancelled one, due 1.5 s before, had its turn.
+    records = fired(schedules, target)
+    assert [(dict(r.headers())[wire.FIRED_KEY], r.value()) for r in records] == [(b"moved", b"v2")]
+    planned = scheduler.planned()
+    assert len(planned) == 1 and planned[0].due_ms > time.time() * 1000 + 3_000_000
+
+
+def test_restart_fires_missed_schedules_then_future_ones(
+    schedules: SchedulerConfig, target: str
+) -> None:
+    """Written while no scheduler runs: the missed fire at startup, the future on time."""
+    with ScheduleClient(schedules) as client:
+        for i in range(20):
+            client.schedule(f"missed{i}", datetime(2020, 1, 1, tzinfo=UTC), target, b"m")
+        client.schedule("missed-but-cancelled", in_seconds(-60), target, b"x")
+        client.cancel("missed-but-cancelled")
+        future_at = in_seconds(10)
+        client.schedule("future", future_at, target, b"f")
+    scheduler = Scheduler(schedules)
+    scheduler.start()
+    try:
+        wait_for(lambda: scheduler.stats().fired >= 20, 30, "missed schedules", every=0.02)
+        (planned,) = scheduler.planned()
+        assert abs(planned.due_ms - future_at * 1000) <= 1
+        wait_for(lambda: scheduler.stats().fired == 21, 30, "the future schedule")
+    finally:
+        scheduler.stop()
+    records = fired(schedules, target)
+    assert fired_ids(schedules, target) == {"future": 1} | {f"missed{i}": 1 for i in range(20)}
+    (future,) = [r for r in records if r.value() == b"f"]
+    assert future.timestamp()[1] >= future_at * 1000 - 5
+    assert all(r.timestamp()[1] < future_at * 1000 for r in records if r.value() == b"m")
+
+
+def test_bad_schedule_records_are_counted_and_skipped(
+    schedules: SchedulerConfig, target: str, scheduler: Scheduler
+) -> None:
+    producer = CheckedProducer(schedules.bootstrap_servers)
+    due = wire.encode_epoch(int(time.time() * 1000))
+    bad = [
+        (b"no-epoch", [(wire.TARGET_TOPIC, target.encode())]),
+        (b"bad-epoch", [(wire.EPOCH, b"soon"), (wire.TARGET_TOPIC, target.encode())]),
+        (b"no-target", [(wire.EPOCH, due)]),
+        (None, [(wire.EPOCH, due), (wire.TARGET_TOPIC, target.encode())]),
+    ]
+    for key, headers in bad:
+        producer.produce(schedules.topic, key=key, value=b"bad", headers=headers, partition=0)
+    producer.produce(
+        schedules.topic,
+        key=b"good",
+        value=b"ok",
+        headers=[(wire.EPOCH, due), (wire.TARGET_TOPIC, target.encode())],
+        partition=0,
+    )
+    producer.flush()
+    wait_for(lambda: fired_ids(schedules, target)["good"], 30, "the good schedule to fire")
+    assert scheduler.stats().skipped == 4
+    assert fired_ids(schedules, target) == {"good": 1}
+
+
+def test_a_missing_target_topic_is_counted_not_fatal(
+    schedules: SchedulerConfig, target: str, scheduler: Scheduler
+) -> None:
+    with ScheduleClient(schedules) as client:
+        client.schedule("nowhere", in_seconds(0), "no-such-topic-anywhere", b"x")
+        client.schedule("somewhere", in_seconds(0.5), target, b"y")
+    wait_for(lambda: fired_ids(schedules, target)["somewhere"], 30, "the good schedule")
+    assert scheduler.stats().undeliverable == 1
+    kept = [r for r in fired(schedules, schedules.topic) if r.key() == b"nowhere"]
+    assert [r.value() for r in kept] == [b"x"]  # no tombstone: it fires once the topic exists
+
+
+def test_schedules_beyond_the_horizon_are_loaded_as_it_advances(
+    schedules: SchedulerConfig, target: str
+) -> None:
+    config = dataclasses.replace(schedules, horizon_ms=2000, lookahead_ms=200)
+    scheduler = Scheduler(config)
+    scheduler.start()
+    try:
+        wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
+        at = in_seconds(5)
+        with ScheduleClient(config) as client:
+            client.schedule("far", at, target, b"far")
+            client.schedule("far-then-cancelled", in_seconds(4), target, b"no")
+            client.flush()
+            wait_for(lambda: scheduler.stats().loading == (), 10, "the load")
+            assert scheduler.stats().held == 0  # both beyond the horizon
+            client.cancel("far-then-cancelled")
+        wait_for(lambda: fired_ids(config, target)["far"], 30, "the far schedule")
+        (record,) = fired(config, target)
+        assert 0 <= record.timestamp()[1] - at * 1000 < 1000
+        assert scheduler.stats().horizon_end_ms > at * 1000
+    finally:
+        scheduler.stop()
+
+
+def test_two_schedulers_share_the_topic_and_a_stopped_one_is_taken_over(
+    schedules: SchedulerConfig, target: str
+) -> None:
+    first, second = Scheduler(schedules), Scheduler(schedules)
+    first.start()
+    second.start()
+    try:
+        wait_for(
+            lambda: first.stats().partitions and second.stats().partitions,
+            30,
+            "both schedulers to own partitions",
+        )
+        n = 300
+        with ScheduleClient(schedules) as client:
+            for i in range(n):
+                client.schedule(f"s{i}", in_seconds(1 + 8 * i / n), target, str(i).encode())
+        wait_for(lambda: fired_ids(schedules, target).total() >= n // 4, 30, "a quarter fired")
+        first.stop()
+        wait_for(lambda: fired_ids(schedules, target).total() >= n, 60, "all fired")
+        wait_for(lambda: second.stats().partitions == (0, 1, 2), 30, "the takeover to settle")
+    finally:
+        first.stop()
+        second.stop()
+    assert fired_ids(schedules, target) == {f"s{i}": 1 for i in range(n)}
+
+
+def test_a_naive_datetime_is_refused(schedules: SchedulerConfig) -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        ScheduleClient(schedules).schedule("x", datetime(2030, 1, 1), "t", b"v")

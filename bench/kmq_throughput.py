@@ -7,9 +7,7 @@ it in the same run, on the same embedded broker, so results read as ratios.
 """
 
 import argparse
-import json
 import multiprocessing
-import os
 import statistics
 import sys
 import time
@@ -21,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from bench.common import report, rss_bytes
 from kmqadmin.kafka.config import consumer_config, producer_config
-from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.snapshot import read_topic
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h
@@ -153,10 +151,6 @@ def wait_loaded(tracker: RedeliveryTracker, in_flight: int, timeout: float = 600
     raise TimeoutError(f"tracker held {tracker.stats().in_flight} of {in_flight}")
 
 
-def rss_bytes() -> int:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def open_markers(bootstrap: str, n_open: int) -> dict:
     """1M open start markers, plus acked ones whose deadlines passed long ago and
     whose end markers come after every start: a tracker that redelivers before
@@ -257,18 +251,15 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=1_000_000)
     parser.add_argument("--accuracy-messages", type=int, default=20_000)
     args = parser.parse_args()
-    with EmbeddedBroker() as broker:
-        bootstrap = broker.bootstrap_servers
-        result = {
-            "broker": "embedded Tansu",
-            "cores": os.cpu_count(),
-            "throughput": throughput(bootstrap, args.messages, args.size),
-            "tracker": open_markers(bootstrap, args.open),
-            "redelivery_accuracy": [
-                accuracy(bootstrap, drop, args.accuracy_messages, 5000) for drop in (0.01, 0.10)
+    report(
+        {
+            "throughput": lambda b: throughput(b, args.messages, args.size),
+            "tracker": lambda b: open_markers(b, args.open),
+            "redelivery_accuracy": lambda b: [
+                accuracy(b, drop, args.accuracy_messages, 5000) for drop in (0.01, 0.10)
             ],
         }
-    print(json.dumps(result, indent=2))
+    )
 
 
 if __name__ == "__main__":

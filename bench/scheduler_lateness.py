@@ -1,0 +1,225 @@
+"""Scheduler benchmark; prints one JSON document.
+
+    .venv/bin/python bench/scheduler_lateness.py [--spread 100000] [--burst 100000] [--load 1000000]
+
+Lateness is the fired record's CreateTime (stamped by the scheduler's
+producer when it fires) minus the schedule's epoch. Every figure is set
+beside a plain confluent-kafka baseline from the same run on the same
+embedded broker: a loop that sleeps until each deadline and produces (the
+floor for lateness), a transactional producer writing the same records and
+tombstones (the floor for a burst), and a plain consumer reading the same
+topic (the floor for loading).
+"""
+
+import argparse
+import random
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from bench.common import report, rss_bytes
+from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.snapshot import read_topic
+from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.scheduler import Scheduler, SchedulerConfig, wire
+
+PARTITIONS = 6
+
+
+def new_schedules(bootstrap: str) -> tuple[SchedulerConfig, str]:
+    name = f"bench-{uuid.uuid4().hex[:8]}"
+    config = SchedulerConfig(bootstrap_servers=bootstrap, topic=name, group_id=f"{name}-g")
+    config.ensure_topics(partitions=PARTITIONS)
+    target = f"{name}-target"
+    ensure_topics(bootstrap, {target: PARTITIONS})
+    return config, target
+
+
+def write_schedules(config: SchedulerConfig, target: str, deadlines: list[int]) -> None:
+    """Schedule ``s<i>`` fires at ``deadlines[i]`` (epoch ms), value 100 bytes."""
+    producer = Producer(
+        producer_config(config.bootstrap_servers, extra={"linger.ms": 20, "batch.size": 1_000_000})
+    )
+    payload = b"x" * 100
+    for i, deadline in enumerate(deadlines):
+        headers = wire.schedule_headers(deadline, target, str(i).encode(), [])
+        while True:
+            try:
+                producer.produce(config.topic, key=b"s%d" % i, value=payload, headers=headers)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    producer.flush()
+
+
+def lateness_ms(config: SchedulerConfig, target: str, deadlines: list[int]) -> list[int]:
+    late = []
+    for record in read_topic(config.bootstrap_servers, target, PARTITIONS):
+        sid = int(dict(record.headers())[wire.FIRED_KEY][1:])
+        late.append(record.timestamp()[1] - deadlines[sid])
+    return sorted(late)
+
+
+def summary(late: list[int]) -> dict:
+    return {
+        "fired": len(late),
+        "p50_ms": statistics.median(late),
+        "p99_ms": late[int(len(late) * 0.99) - 1],
+        "max_ms": late[-1],
+        "min_ms": late[0],
+    }
+
+
+def wait_fired(scheduler: Scheduler, n: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while scheduler.stats().fired < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fired {scheduler.stats().fired} of {n}")
+        time.sleep(0.05)
+
+
+def plain_sleeping_producer(bootstrap: str, deadlines: list[int]) -> list[int]:
+    """The floor: one loop sleeping until each deadline, then producing."""
+    topic = f"floor-{uuid.uuid4().hex[:8]}"
+    ensure_topics(bootstrap, {topic: PARTITIONS})
+    producer = Producer(producer_config(bootstrap, extra={"linger.ms": 0}))
+    for i, deadline in enumerate(sorted(deadlines)):
+        wait = deadline / 1000 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        producer.produce(topic, value=b"x" * 100, key=b"%d" % i, headers=[("d", b"%d" % deadline)])
+        producer.poll(0)
+    producer.flush()
+    return sorted(
+        r.timestamp()[1] - int(dict(r.headers())["d"])
+        for r in read_topic(bootstrap, topic, PARTITIONS)
+    )
+
+
+def spread(bootstrap: str, n: int, seconds: float) -> dict:
+    """``n`` schedules at uniformly random times over ``seconds``; the floor gets
+    a tenth of them over a tenth of the time (the same rate)."""
+    config, target = new_schedules(bootstrap)
+    scheduler = Scheduler(config)
+    scheduler.start()
+    start = int(time.time() * 1000) + 15_000  # past the group join and the writing
+    rng = random.Random(7)
+    deadlines = [start + int(rng.random() * seconds * 1000) for _ in range(n)]
+    write_schedules(config, target, deadlines)
+    wait_fired(scheduler, n, seconds + 120)
+    scheduler.stop()
+    late = lateness_ms(config, target, deadlines)
+    base = int(time.time() * 1000) + 1000
+    floor_deadlines = [base + (d - start) // 10 for d in deadlines[: n // 10]]
+    floor = plain_sleeping_producer(bootstrap, floor_deadlines)
+    return {
+        "schedules": n,
+        "over_s": seconds,
+        "scheduler": summary(late),
+        "plain_sleeping_producer": summary(floor),
+        "target_p99_ms": 50,
+    }
+
+
+def plain_burst(bootstrap: str, config: SchedulerConfig, n: int) -> float:
+    """Seconds a transactional producer takes for n targets + n tombstones."""
+    topic = f"floor-{uuid.uuid4().hex[:8]}"
+    ensure_topics(bootstrap, {topic: PARTITIONS})
+    producer = Producer(producer_config(bootstrap, transactional_id=topic))
+    producer.init_transactions(30)
+    payload = b"x" * 100
+    started = time.perf_counter()
+    for first in range(0, n, 5000):
+        producer.begin_transaction()
+        for i in range(first, min(n, first + 5000)):
+            producer.produce(topic, key=b"%d" % i, value=payload)
+            producer.produce(config.topic, key=b"s%d" % i, value=None)
+        producer.commit_transaction()
+    return time.perf_counter() - started
+
+
+def burst(bootstrap: str, n: int) -> dict:
+    """``n`` schedules due in the same second: how long until the last fired."""
+    config, target = new_schedules(bootstrap)
+    scheduler = Scheduler(config)
+    scheduler.start()
+    due = (int(time.time()) + 20) * 1000  # a whole second, as etf1 writes them
+    write_schedules(config, target, [due] * n)
+    wait_fired(scheduler, n, 120)
+    scheduler.stop()
+    late = lateness_ms(config, target, [due] * n)
+    floor = plain_burst(bootstrap, config, n)
+    return {
+        "schedules": n,
+        "all_fired_within_s": round(late[-1] / 1000, 3),
+        "plain_transactional_producer_s": round(floor, 3),
+        "scheduler_vs_plain": round(late[-1] / 1000 / floor, 2),
+        "target_s": 5,
+    }
+
+
+def plain_read_s(bootstrap: str, topic: str, n: int) -> float:
+    consumer = Consumer(consumer_config(bootstrap, f"r-{uuid.uuid4().hex}"))
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    started, seen = time.perf_counter(), 0
+    while seen < n:
+        seen += len(consumer.consume(5000, 1.0))
+    consumer.close()
+    return time.perf_counter() - started
+
+
+def load(bootstrap: str, n: int) -> dict:
+    """``n`` schedule records, all due within the horizon: startup until all held."""
+    config, target = new_schedules(bootstrap)
+    now = int(time.time() * 1000)
+    write_schedules(config, target, [now + 3_600_000 + i for i in range(n)])
+    plain = plain_read_s(bootstrap, config.topic, n)
+    rss_before = rss_bytes()
+    scheduler = Scheduler(config)
+    started = time.perf_counter()
+    scheduler.start()
+    while True:
+        stats = scheduler.stats()
+        if len(stats.partitions) == PARTITIONS and not stats.loading and stats.held == n:
+            break
+        time.sleep(0.02)
+    loaded = time.perf_counter() - started
+    packed = sum(s.store.memory_bytes() for s in scheduler._states.values())
+    rss = rss_bytes() - rss_before
+    scheduler.stop()
+    return {
+        "records": n,
+        "startup_to_loaded_s": round(loaded, 2),
+        "plain_consumer_read_s": round(plain, 2),
+        "scheduler_vs_plain_read": round(loaded / plain, 2),
+        "packed_bytes_per_held_schedule": round(packed / n, 1),
+        "rss_bytes_per_held_schedule": round(rss / n, 1),
+        "target_s": 20,
+        "target_bytes": 64,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spread", type=int, default=100_000)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--burst", type=int, default=100_000)
+    parser.add_argument("--load", type=int, default=1_000_000)
+    args = parser.parse_args()
+    report(
+        {
+            "lateness": lambda b: spread(b, args.spread, args.seconds),
+            "burst": lambda b: burst(b, args.burst),
+            "load": lambda b: load(b, args.load),
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -28,15 +28,17 @@ class Message:
     fields are read from it when asked rather than copied up front.
     """
 
-    __slots__ = ("_record", "delivery_count", "marker_key")
+    __slots__ = ("_record", "delivery_count", "marker_key", "partition")
 
-    def __init__(self, record: KafkaMessage, delivery_count: int, marker_key: bytes) -> None:
+    def __init__(
+        self, record: KafkaMessage, delivery_count: int, marker_key: bytes, partition: int
+    ) -> None:
         self._record = record
         self.delivery_count = delivery_count
         self.marker_key = marker_key  # where its markers go: (partition, offset), kmq-encoded
+        self.partition = partition  # read on every ack: a plain attribute
 
     topic = property(lambda self: self._record.topic(), doc="queue topic")
-    partition = property(lambda self: self._record.partition())
     offset = property(lambda self: self._record.offset())
     key = property(lambda self: self._record.key())
     value = property(lambda self: self._record.value())

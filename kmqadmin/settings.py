@@ -35,6 +35,8 @@ CELERY_RESULT_EXTENDED = True
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+# How often each worker re-reads the registered queues and schedules topics.
+KMQ_SERVICES_REFRESH_S = env.float("KMQ_SERVICES_REFRESH_S", 30.0)
 
 INSTALLED_APPS = [
     "daphne",

@@ -3,7 +3,8 @@
 from django.conf import settings
 from django.db import models
 
-from kmqadmin.kmq import names
+from kmqadmin.kmq import Backoff, QueueConfig, names
+from kmqadmin.scheduler import SchedulerConfig
 
 
 class Cluster(models.Model):
@@ -38,6 +39,11 @@ class Queue(models.Model):
     max_redeliveries = models.PositiveSmallIntegerField(default=3)
     markers_topic_override = models.CharField(max_length=249, blank=True)
     dlq_topic_override = models.CharField(max_length=249, blank=True)
+    backoff_initial_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Blank: redeliver at once; else delay retries by this."
+    )
+    backoff_multiplier = models.FloatField(default=2.0)
+    backoff_max_ms = models.PositiveIntegerField(default=3_600_000)
 
     class Meta:
         ordering = ["cluster__name", "topic"]
@@ -55,3 +61,51 @@ class Queue(models.Model):
     @property
     def dlq_topic(self) -> str:
         return self.dlq_topic_override or names.dlq_topic(self.topic)
+
+    @property
+    def backoff(self) -> Backoff | None:
+        if self.backoff_initial_ms is None:
+            return None
+        return Backoff(self.backoff_initial_ms, self.backoff_multiplier, self.backoff_max_ms)
+
+    def config(self) -> QueueConfig:
+        """What the queue core needs to serve this queue."""
+        return QueueConfig(
+            bootstrap_servers=self.cluster.bootstrap,
+            topic=self.topic,
+            group_id=self.group_id,
+            markers_topic=self.markers_topic,
+            dlq_topic=self.dlq_topic,
+            message_timeout_ms=self.message_timeout_ms,
+            max_redeliveries=self.max_redeliveries,
+            backoff=self.backoff,
+        )
+
+
+class ScheduleTopic(models.Model):
+    """A schedules topic of its own (etf1's), served by the workers' schedulers.
+
+    A queue with a backoff has one too; it is derived from the queue, not
+    registered here.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="schedules")
+    topic = models.CharField(max_length=249)
+    group_id = models.CharField(max_length=255)
+    partitions = models.PositiveSmallIntegerField(
+        default=6, help_text="Used when kmqadmin creates the topic."
+    )
+
+    class Meta:
+        ordering = ["cluster__name", "topic"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "topic"], name="unique_schedules_topic")
+        ]
+
+    def __str__(self) -> str:
+        return self.topic
+
+    def config(self) -> SchedulerConfig:
+        return SchedulerConfig(
+            bootstrap_servers=self.cluster.bootstrap, topic=self.topic, group_id=self.group_id
+        )

@@ -2,8 +2,7 @@
 
 The traffic goes through the real queue core: a producer, a worker that acks
 nine messages in ten and drops the rest (so redeliveries and, after the
-retries, dead letters show up), and a tracker per queue. Until the Celery
-workers host the trackers, the demo runs its own.
+retries, dead letters show up); the Celery workers' trackers redeliver.
 """
 
 import json
@@ -15,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 
 from .signals import stop_event
 
@@ -33,19 +32,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     queues = register()
     command.stdout.write("demo queues: " + ", ".join(q.topic for q in queues))
     if options["traffic"]:
-        run_traffic([queue_config(q) for q in queues], options["rate"])
-
-
-def queue_config(queue: Queue) -> QueueConfig:
-    return QueueConfig(
-        bootstrap_servers=queue.cluster.bootstrap,
-        topic=queue.topic,
-        group_id=queue.group_id,
-        markers_topic=queue.markers_topic,
-        dlq_topic=queue.dlq_topic,
-        message_timeout_ms=queue.message_timeout_ms,
-        max_redeliveries=queue.max_redeliveries,
-    )
+        run_traffic([q.config() for q in queues], options["rate"])
 
 
 def register() -> list[Queue]:
@@ -58,7 +45,7 @@ def register() -> list[Queue]:
             topic=topic,
             defaults={"group_id": f"{topic}-workers", "partitions": partitions},
         )
-        queue_config(queue).ensure_topics(partitions=queue.partitions)
+        queue.config().ensure_topics(partitions=queue.partitions)
         queues.append(queue)
     return queues
 
@@ -66,11 +53,8 @@ def register() -> list[Queue]:
 def run_traffic(configs: list[QueueConfig], rate: float) -> None:
     stop = stop_event()
     rng = random.Random()
-    trackers = [RedeliveryTracker(c) for c in configs]
     producers = [QueueProducer(c) for c in configs]
     clients = [QueueClient(c) for c in configs]
-    for tracker in trackers:
-        tracker.start()
     sequence, next_send = 0, time.monotonic()
     try:
         while not stop.is_set():
@@ -89,5 +73,3 @@ def run_traffic(configs: list[QueueConfig], rate: float) -> None:
             client.close()
         for producer in producers:
             producer.flush(5)
-        for tracker in trackers:
-            tracker.stop()

@@ -1,0 +1,59 @@
+"""The Celery worker bootstep that hosts the trackers and schedulers.
+
+`celery -A kmqadmin worker` runs, next to its task pool, one tracker per
+registered queue and one scheduler per schedules topic. Every worker runs
+them all: trackers share a queue's markers partitions through their
+consumer group, schedulers their schedules partitions, so scaling is
+starting more workers, and a worker that dies hands its partitions over.
+"""
+
+import logging
+import threading
+
+from celery import bootsteps
+from django.conf import settings
+from django.db import close_old_connections
+
+from .host import ServiceHost
+from .services import wanted_services
+
+log = logging.getLogger(__name__)
+
+
+class HostServices(bootsteps.StartStopStep):
+    # After the pool: its processes are forked before any Kafka client exists.
+    requires = {"celery.worker.components:Pool"}
+
+    def __init__(self, worker, **kwargs) -> None:
+        super().__init__(worker, **kwargs)
+        self.host = ServiceHost()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, worker) -> None:
+        self._stop.clear()
+        self._refresh()
+        self._thread = threading.Thread(target=self._watch, name="kmq-services", daemon=True)
+        self._thread.start()
+
+    def stop(self, worker) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None
+        self.host.stop_all()
+
+    def _watch(self) -> None:
+        """Picks up queues registered, edited or removed while the worker runs."""
+        while not self._stop.wait(settings.KMQ_SERVICES_REFRESH_S):
+            try:
+                self._refresh()
+            except Exception:  # the database may be away for a while: keep what runs
+                log.exception("could not refresh the hosted services; keeping the current ones")
+
+    def _refresh(self) -> None:
+        close_old_connections()
+        try:
+            self.host.reconcile(wanted_services())
+        finally:
+            close_old_connections()

@@ -6,6 +6,8 @@ from kmqadmin.kmq import QueueConfig, QueueProducer, QueueClient, RedeliveryTrac
 from .backoff import Backoff
 from .client import QueueClient
 from .config import QueueConfig
+from .inflight import InFlight, InFlightView
+from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
 from .producer import QueueProducer
 from .stats import TrackerStats
@@ -13,6 +15,9 @@ from .tracker import RedeliveryTracker
 
 __all__ = [
     "Backoff",
+    "InFlight",
+    "InFlightView",
+    "MarkerWriter",
     "Message",
     "QueueClient",
     "QueueConfig",

@@ -1,0 +1,163 @@
+"""InFlightView: a queue's open deliveries, materialised from its markers topic.
+
+The console and the API show what is in flight without asking a tracker (no
+process shares memory with another): they read the markers the trackers
+read. A view starts where the trackers' committed offsets point, at the
+oldest start marker still open, so it never reads more than a restarted
+tracker would, and then tails the topic a little on every refresh.
+"""
+
+import heapq
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.offset_reader import OffsetReader
+
+from . import headers, markers
+from .config import QueueConfig
+from .markers import MarkerType
+
+# How many open deliveries find() reads back at most, looking for a copy.
+FIND_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    partition: int
+    offset: int  # of the delivered copy in the queue topic
+    deadline_ms: int  # 0: due now (retry or reject asked for)
+
+
+class InFlightView:
+    """Thread-safe: web requests share one view per queue."""
+
+    def __init__(self, config: QueueConfig) -> None:
+        self.config = config
+        self.skipped = 0
+        self._lock = threading.Lock()
+        self._open: dict[int, dict[int, int]] = {}  # partition -> queue offset -> deadline
+        group = f"{config.tracker_group_id}__view-{uuid.uuid4().hex[:8]}"
+        self._consumer = Consumer(
+            consumer_config(config.bootstrap_servers, group, config.kafka_config)
+        )
+        self._reader = OffsetReader(
+            config.bootstrap_servers, config.topic, f"{group}-reader", config.kafka_config
+        )
+        self._consumer.assign(self._starting_points())
+
+    def refresh(self, budget_s: float = 0.2) -> None:
+        """Reads the markers written since the last refresh, for at most
+        ``budget_s``: what is later comes with the next one."""
+        with self._lock:
+            deadline = time.monotonic() + budget_s
+            while time.monotonic() < deadline:
+                records = self._consumer.consume(5000, 0.05)
+                if not records:
+                    return
+                for record in records:
+                    if record.error() is None:
+                        self._apply(record)
+
+    def count(self) -> int:
+        with self._lock:
+            return sum(len(entries) for entries in self._open.values())
+
+    def page(self, limit: int = 50, after: tuple[int, int] | None = None) -> list[InFlight]:
+        """Up to ``limit`` open deliveries in (partition, offset) order, after
+        the cursor ``after``: one pass over the open set, no sort of it."""
+        with self._lock:
+            items = [
+                (p, o, d)
+                for p, entries in self._open.items()
+                for o, d in entries.items()
+                if after is None or (p, o) > after
+            ]
+        return [InFlight(p, o, d) for p, o, d in heapq.nsmallest(limit, items)]
+
+    def get(self, partition: int, offset: int) -> InFlight | None:
+        with self._lock:
+            deadline = self._open.get(partition, {}).get(offset)
+        return None if deadline is None else InFlight(partition, offset, deadline)
+
+    def records(self, deliveries: Iterable[InFlight]) -> dict[tuple[int, int], KafkaMessage]:
+        """The queue records of ``deliveries``, read back in one pass per partition."""
+        by_partition: dict[int, list[int]] = {}
+        for d in deliveries:
+            by_partition.setdefault(d.partition, []).append(d.offset)
+        found = {}
+        with self._lock:
+            for partition, offsets in by_partition.items():
+                for offset, record in self._reader.read(partition, offsets).items():
+                    found[(partition, offset)] = record
+        return found
+
+    def find(self, message_id: str) -> InFlight | None:
+        """The open delivery of the message with kmq-id ``message_id``: its
+        first copy, or a later copy (same partition, higher offset) whose
+        kmq-id header says so."""
+        try:
+            topic, partition_text, offset_text = message_id.rsplit("/", 2)
+            partition, offset = int(partition_text), int(offset_text)
+        except ValueError:
+            return None
+        if topic != self.config.topic:
+            return None
+        if (first := self.get(partition, offset)) is not None:
+            return first
+        with self._lock:
+            later = sorted(o for o in self._open.get(partition, {}) if o > offset)[:FIND_LIMIT]
+        wanted = message_id.encode()
+        copies = self.records(InFlight(partition, o, 0) for o in later)
+        for (p, o), record in sorted(copies.items()):
+            if headers.find(record.headers(), headers.MESSAGE_ID) == wanted:
+                return self.get(p, o)
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._consumer.close()
+            self._reader.close()
+
+    def _starting_points(self) -> list[TopicPartition]:
+        """Each markers partition from the trackers' committed offset (the
+        oldest open start marker), or from the start if none is committed."""
+        topic = self.config.markers_topic
+        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            raise LookupError(f"markers topic {topic} does not exist")
+        probe = Consumer(
+            consumer_config(
+                self.config.bootstrap_servers,
+                self.config.tracker_group_id,
+                self.config.kafka_config,
+            )
+        )
+        try:
+            committed = probe.committed(
+                [TopicPartition(topic, p) for p in metadata.partitions], timeout=10
+            )
+        finally:
+            probe.close()  # never subscribed and never commits: the group is untouched
+        return [TopicPartition(topic, tp.partition, max(tp.offset, 0)) for tp in committed]
+
+    def _apply(self, record: KafkaMessage) -> None:
+        try:
+            partition, offset = markers.decode_key(record.key())
+            kind, deadline, _ = markers.decode_value(record.value())
+        except markers.MarkerError:
+            self.skipped += 1  # the tracker logs it with its coordinates
+            return
+        entries = self._open.setdefault(partition, {})
+        if kind is MarkerType.START:
+            entries[offset] = deadline
+        elif kind is MarkerType.END:
+            entries.pop(offset, None)
+        elif offset in entries:
+            entries[offset] = deadline if kind is MarkerType.EXTEND else 0

@@ -1,0 +1,44 @@
+"""MarkerWriter: acts on a delivery by its coordinates, as the console and API do.
+
+A worker acts through the Message it holds (QueueClient); an operator acts
+on a delivery seen in an InFlightView. Either way the action is a marker on
+the markers topic that the owning tracker applies in order.
+"""
+
+import time
+
+from kmqadmin.kafka.checked_producer import CheckedProducer
+
+from . import markers
+from .config import QueueConfig
+
+
+class MarkerWriter:
+    def __init__(self, config: QueueConfig) -> None:
+        self.config = config
+        self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
+
+    def ack(self, partition: int, offset: int) -> None:
+        self._write(partition, offset, markers.END)
+
+    def retry(self, partition: int, offset: int) -> None:
+        """Redelivered now, counting as a delivery."""
+        self._write(partition, offset, markers.REDELIVER_NOW)
+
+    def extend(self, partition: int, offset: int, ms: int) -> None:
+        """The deadline becomes now + ``ms``."""
+        self._write(partition, offset, markers.extend(int(time.time() * 1000) + ms))
+
+    def reject(self, partition: int, offset: int, reason: str = "") -> None:
+        """To the DLQ now."""
+        self._write(partition, offset, markers.reject(reason))
+
+    def _write(self, partition: int, offset: int, value: bytes) -> None:
+        """Written and acknowledged before it returns: the caller reports it done."""
+        self._producer.produce(
+            self.config.markers_topic,
+            key=markers.encode_key(partition, offset),
+            value=value,
+            partition=partition,
+        )
+        self._producer.flush(10)

@@ -1,0 +1,95 @@
+"""InFlightView and MarkerWriter against the real broker and a real tracker."""
+
+import dataclasses
+import time
+
+from kmqadmin.kmq import (
+    InFlightView,
+    MarkerWriter,
+    QueueClient,
+    QueueConfig,
+    RedeliveryTracker,
+)
+from kmqadmin.kmq import headers as h
+from tests.kmq.test_queue import dlq, poll_until, send
+from tests.process import wait_for
+
+
+def open_now(view: InFlightView) -> set[tuple[int, int]]:
+    view.refresh()
+    return {(d.partition, d.offset) for d in view.page(limit=1000)}
+
+
+def test_view_follows_deliveries_acks_and_pages_by_offset(queue: QueueConfig) -> None:
+    send(queue, 30)
+    view = InFlightView(queue)
+    try:
+        with QueueClient(queue) as client:
+            messages = poll_until(client, 30)
+            delivered = {(m.partition, m.offset) for m in messages}
+            wait_for(lambda: open_now(view) == delivered, 20, "all 30 in flight")
+            for m in messages[:10]:
+                client.ack(m)
+            client.flush()
+            acked = {(m.partition, m.offset) for m in messages[:10]}
+            wait_for(lambda: open_now(view) == delivered - acked, 20, "the acks seen")
+        first = view.page(limit=7)
+        second = view.page(limit=7, after=(first[-1].partition, first[-1].offset))
+        ordered = sorted(delivered - acked)
+        assert [(d.partition, d.offset) for d in first + second] == ordered[:14]
+        assert view.count() == 20
+    finally:
+        view.close()
+
+
+def test_a_restarted_view_starts_at_the_trackers_committed_offsets(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    send(queue, 12)
+    with QueueClient(queue) as client:
+        messages = poll_until(client, 12)
+        for m in messages[:8]:
+            client.ack(m)
+    wait_for(lambda: tracker.stats().in_flight == 4, 20, "the tracker to see the acks")
+    view = InFlightView(queue)
+    try:
+        expected = {(m.partition, m.offset) for m in messages[8:]}
+        wait_for(lambda: open_now(view) == expected, 20, "the four still open")
+    finally:
+        view.close()
+
+
+def test_operator_actions_reach_the_tracker(queue: QueueConfig, tracker: RedeliveryTracker) -> None:
+    queue_slow = dataclasses.replace(queue, message_timeout_ms=600_000)
+    send(queue_slow, 3)
+    writer = MarkerWriter(queue_slow)
+    view = InFlightView(queue_slow)
+    try:
+        with QueueClient(queue_slow) as client:
+            retried, rejected, extended = sorted(poll_until(client, 3), key=lambda m: m.offset)
+            writer.retry(retried.partition, retried.offset)
+            writer.reject(rejected.partition, rejected.offset, "operator said so")
+            before = int(time.time() * 1000)
+            writer.extend(extended.partition, extended.offset, 120_000)
+            again = poll_until(client, 1)
+            assert [m.value for m in again] == [retried.value]
+            assert again[0].delivery_count == 2
+            wait_for(lambda: len(dlq(queue_slow)) == 1, 20, "the rejected one in the DLQ")
+            assert dlq(queue_slow)[0].value() == rejected.value
+            copy = wait_for(lambda: view.refresh() or view.find(retried.id), 20, "the copy")
+            assert (copy.partition, copy.offset) == (again[0].partition, again[0].offset)
+            assert h.find(again[0].headers, h.MESSAGE_ID) == retried.id.encode()
+            found = view.get(extended.partition, extended.offset)
+            assert found is not None and found.deadline_ms >= before + 120_000
+    finally:
+        view.close()
+
+
+def test_find_refuses_ids_of_other_queues_and_garbage(queue: QueueConfig) -> None:
+    view = InFlightView(queue)
+    try:
+        assert view.find("other-topic/0/1") is None
+        assert view.find("no-slashes") is None
+        assert view.find(f"{queue.topic}/x/1") is None
+    finally:
+        view.close()

@@ -35,6 +35,8 @@ CELERY_RESULT_EXTENDED = True
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+# The largest message the console and the API accept (bytes).
+KMQ_MAX_PAYLOAD_BYTES = env.int("KMQ_MAX_PAYLOAD_BYTES", 1_048_576)
 # How often each worker re-reads the registered queues and schedules topics.
 KMQ_SERVICES_REFRESH_S = env.float("KMQ_SERVICES_REFRESH_S", 30.0)
 
@@ -106,11 +108,12 @@ SERVESTATIC_USE_FINDERS = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous caller gets 401 with WWW-Authenticate, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["kmqadmin.api.permissions.HasRole"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

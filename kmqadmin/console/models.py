@@ -109,3 +109,23 @@ class ScheduleTopic(models.Model):
         return SchedulerConfig(
             bootstrap_servers=self.cluster.bootstrap, topic=self.topic, group_id=self.group_id
         )
+
+
+class AuditEntry(models.Model):
+    """One action, by whom, on what, and the target before and after it."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=64, db_index=True)
+    target = models.CharField(max_length=500, db_index=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.user} {self.action} {self.target}"

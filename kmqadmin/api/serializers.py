@@ -1,0 +1,88 @@
+"""Request and response shapes; the OpenAPI schema is generated from these."""
+
+import base64
+import binascii
+
+from rest_framework import serializers
+
+from kmqadmin.console.models import Queue
+
+
+class QueueSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Queue
+        fields = [
+            "cluster",
+            "topic",
+            "group_id",
+            "partitions",
+            "message_timeout_ms",
+            "max_redeliveries",
+            "markers_topic",
+            "dlq_topic",
+            "backoff_initial_ms",
+            "backoff_multiplier",
+            "backoff_max_ms",
+        ]
+
+
+class EnqueueSerializer(serializers.Serializer):
+    value = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
+    key = serializers.CharField(required=False, allow_null=True, trim_whitespace=False)
+    headers = serializers.DictField(
+        child=serializers.CharField(trim_whitespace=False), default=dict
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["encoding"] == "base64":
+            try:
+                attrs["payload"] = base64.b64decode(attrs["value"], validate=True)
+            except binascii.Error as exc:
+                raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
+        else:
+            attrs["payload"] = attrs["value"].encode()
+        if any(name.startswith("kmq-") for name in attrs["headers"]):
+            raise serializers.ValidationError({"headers": "kmq-* headers are kmqadmin's own"})
+        return attrs
+
+
+class InFlightSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="kmq-id: the same on every copy of the message")
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField(help_text="of the copy now delivered")
+    delivery_count = serializers.IntegerField()
+    deadline_ms = serializers.IntegerField(help_text="epoch ms; 0 = due now")
+    key = serializers.CharField(allow_null=True)
+
+
+class InFlightPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="messages in flight")
+    results = InFlightSerializer(many=True)
+    next = serializers.CharField(allow_null=True, help_text="cursor for ?after=")
+
+
+class ActionSerializer(serializers.Serializer):
+    ms = serializers.IntegerField(
+        min_value=1,
+        max_value=7 * 24 * 3_600_000,
+        required=False,
+        help_text="extend: the new deadline is now + ms (required there)",
+    )
+    reason = serializers.CharField(
+        max_length=500, allow_blank=True, default="", help_text="reject: kept in the DLQ record"
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        if self.context.get("action") == "extend" and "ms" not in attrs:
+            raise serializers.ValidationError({"ms": "required to extend"})
+        return attrs
+
+
+class ActionDoneSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    action = serializers.CharField()
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()

@@ -1,0 +1,157 @@
+"""The REST API: queues, enqueue, in-flight deliveries and actions on them."""
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kmqadmin.console import audit, clients
+from kmqadmin.console.models import Queue
+from kmqadmin.kmq import InFlight, QueueConfig
+from kmqadmin.kmq import headers as h
+
+from . import serializers as s
+
+MAX_PAGE = 200
+# The body field an action uses, kept in its audit entry.
+ACTION_OPTION = {"extend": "ms", "reject": "reason"}
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+
+
+class QueueList(generics.ListAPIView):
+    """The registered queues."""
+
+    queryset = Queue.objects.select_related("cluster")
+    serializer_class = s.QueueSerializer
+    pagination_class = None
+
+
+class QueueAPIView(APIView):
+    """A view under /queues/{topic}/: the queue must be registered."""
+
+    def queue(self, topic: str) -> Queue:
+        return get_object_or_404(Queue.objects.select_related("cluster"), topic=topic)
+
+
+class Enqueue(QueueAPIView):
+    @extend_schema(
+        operation_id="queues_enqueue", request=s.EnqueueSerializer, responses={201: None}
+    )
+    def post(self, request: Request, topic: str) -> Response:
+        """Sends one message to the queue; returns once the broker has it."""
+        queue = self.queue(topic)
+        body = s.EnqueueSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        if (size := len(data["payload"])) > (limit := settings.KMQ_MAX_PAYLOAD_BYTES):
+            raise PayloadTooLarge(
+                {"value": f"{size} bytes; at most {limit} (KMQ_MAX_PAYLOAD_BYTES)"}
+            )
+        key = data.get("key")
+        producer = clients.producer(queue.config())
+        producer.send(
+            data["payload"],
+            key=None if key is None else key.encode(),
+            headers={name: value.encode() for name, value in data["headers"].items()},
+        )
+        producer.flush(10)
+        audit.record(request.user, "enqueue", topic, after={"bytes": len(data["payload"])})
+        return Response(status=status.HTTP_201_CREATED)
+
+
+class InFlightList(QueueAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("after", str, description="cursor: PARTITION:OFFSET"),
+            OpenApiParameter("limit", int, description=f"at most {MAX_PAGE}"),
+        ],
+        responses=s.InFlightPageSerializer,
+    )
+    def get(self, request: Request, topic: str) -> Response:
+        """A page of deliveries in flight, in (partition, offset) order."""
+        config = self.queue(topic).config()
+        after, limit = _cursor(request.query_params.get("after")), _limit(request)
+        view = clients.in_flight(config)
+        page = view.page(limit, after)
+        records = view.records(page)
+        results = [_describe(config, d, records.get((d.partition, d.offset))) for d in page]
+        cursor = f"{page[-1].partition}:{page[-1].offset}" if len(page) == limit else None
+        return Response({"count": view.count(), "results": results, "next": cursor})
+
+
+class MessageAction(QueueAPIView):
+    """ack / retry / extend / reject one in-flight message by its kmq-id."""
+
+    @extend_schema(
+        operation_id="queues_message_action",
+        request=s.ActionSerializer,
+        responses=s.ActionDoneSerializer,
+    )
+    def post(self, request: Request, topic: str, message_id: str, action: str) -> Response:
+        config = self.queue(topic).config()
+        body = s.ActionSerializer(data=request.data, context={"action": action})
+        body.is_valid(raise_exception=True)
+        options = body.validated_data
+        delivery = clients.in_flight(config).find(message_id)
+        if delivery is None:
+            raise NotFound(f"message {message_id} is not in flight on {topic}")
+        writer, p, o = clients.marker_writer(config), delivery.partition, delivery.offset
+        if action == "ack":
+            writer.ack(p, o)
+        elif action == "retry":
+            writer.retry(p, o)
+        elif action == "extend":
+            writer.extend(p, o, options["ms"])
+        else:
+            writer.reject(p, o, options["reason"])
+        before = {"partition": p, "offset": o, "deadline_ms": delivery.deadline_ms}
+        field = ACTION_OPTION.get(action)
+        after = {field: options[field]} if field else None
+        audit.record(request.user, action, message_id, before=before, after=after)
+        return Response({"id": message_id, "action": action, "partition": p, "offset": o})
+
+
+def _cursor(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        partition, offset = text.split(":")
+        return int(partition), int(offset)
+    except ValueError:
+        raise ValidationError({"after": "expected PARTITION:OFFSET, e.g. 2:1500"}) from None
+
+
+def _limit(request: Request) -> int:
+    try:
+        limit = int(request.query_params.get("limit", 50))
+    except ValueError:
+        raise ValidationError({"limit": "not a number"}) from None
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationError({"limit": f"between 1 and {MAX_PAGE}"})
+    return limit
+
+
+def _describe(config: QueueConfig, delivery: InFlight, record) -> dict:
+    """What a page shows of a delivery; its record may be gone (retention)."""
+    record_headers = record.headers() if record is not None else None
+    stable = h.find(record_headers, h.MESSAGE_ID)
+    count = h.find(record_headers, h.REDELIVERY_COUNT)
+    key = record.key() if record is not None else None
+    return {
+        "id": stable.decode()
+        if stable
+        else h.message_id(config.topic, delivery.partition, delivery.offset),
+        "partition": delivery.partition,
+        "offset": delivery.offset,
+        "delivery_count": (h.decode_count(count) if count else 0) + 1,
+        "deadline_ms": delivery.deadline_ms,
+        "key": key.decode(errors="replace") if key is not None else None,
+    }

@@ -1,0 +1,21 @@
+"""The audit trail: every action a person or a service takes through kmqadmin."""
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from .models import AuditEntry
+
+
+def record(
+    user: AbstractBaseUser,
+    action: str,
+    target: str,
+    before: Any = None,
+    after: Any = None,
+) -> AuditEntry:
+    """``before`` / ``after``: what the target looked like around the action,
+    as JSON-able values (None where there is nothing to show)."""
+    return AuditEntry.objects.create(
+        user=user, action=action, target=target, before=before, after=after
+    )

@@ -1,0 +1,155 @@
+"""The REST API against the real broker, a real tracker and the test database."""
+
+import base64
+
+import pytest
+from django.contrib.auth.models import Group, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from kmqadmin.console.models import AuditEntry, Cluster, Queue
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kmq import QueueClient, QueueConfig
+from tests.kmq.conftest import read_all, tracker  # noqa: F401 (a fixture)
+from tests.kmq.test_queue import poll_until, send
+from tests.process import wait_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
+    """A queue queue (the kmq tests' ``tracker`` fixture serves it)."""
+    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
+    queue = Queue.objects.create(
+        cluster=cluster, topic=topic, group_id=f"{topic}-workers", message_timeout_ms=600_000
+    )
+    config = queue.config()
+    config.ensure_topics(partitions=3)
+    return config
+
+
+def client_as(role: str | None) -> APIClient:
+    client = APIClient()
+    if role is not None:
+        user = User.objects.create_user(role)
+        user.groups.add(Group.objects.get(name=role))
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def operator() -> APIClient:
+    return client_as("operator")
+
+
+def test_anonymous_gets_401_and_a_viewer_may_read_but_not_act(queue: QueueConfig) -> None:
+    assert client_as(None).get("/api/queues/").status_code == 401
+    viewer = client_as("viewer")
+    listed = viewer.get("/api/queues/")
+    assert listed.status_code == 200
+    assert [q["topic"] for q in listed.json()] == [queue.topic]
+    refused = viewer.post(f"/api/queues/{queue.topic}/messages/", {"value": "x"}, "json")
+    assert refused.status_code == 403
+    assert "role" in refused.json()["detail"]
+    assert viewer.get("/api/schema/").status_code == 200
+
+
+def test_a_service_enqueues_with_a_token(queue: QueueConfig) -> None:
+    user = User.objects.create_user("billing-service")
+    user.groups.add(Group.objects.get(name="operator"))
+    service = APIClient()
+    service.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    body = {"value": base64.b64encode(b"\x00\xff").decode(), "encoding": "base64", "key": "k1"}
+    sent = service.post(
+        f"/api/queues/{queue.topic}/messages/", body | {"headers": {"h": "v"}}, "json"
+    )
+    assert sent.status_code == 201
+    [record] = read_all(queue, queue.topic)
+    assert (record.value(), record.key(), record.headers()) == (b"\x00\xff", b"k1", [("h", b"v")])
+    entry = AuditEntry.objects.get()
+    assert (entry.user, entry.action, entry.target) == (user, "enqueue", queue.topic)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"value": "not base64!", "encoding": "base64"}, 400, "value"),
+        ({"value": "x" * 11}, 413, "value"),
+        ({"value": "x", "headers": {"kmq-id": "forged"}}, 400, "headers"),
+        ({"value": "x", "encoding": "rot13"}, 400, "encoding"),
+        ({}, 400, "value"),
+    ],
+)
+def test_bad_enqueue_requests_get_a_4xx_naming_the_field(
+    queue: QueueConfig, operator: APIClient, settings, body: dict, status: int, field: str
+) -> None:
+    settings.KMQ_MAX_PAYLOAD_BYTES = 10
+    response = operator.post(f"/api/queues/{queue.topic}/messages/", body, "json")
+    assert response.status_code == status
+    assert field in response.json()
+    assert read_all(queue, queue.topic) == []
+
+
+def test_unknown_queue_is_a_404_with_a_json_body(operator: APIClient) -> None:
+    response = operator.post("/api/queues/no-such-queue/messages/", {"value": "x"}, "json")
+    assert response.status_code == 404
+    assert "detail" in response.json()
+
+
+@pytest.mark.usefixtures("tracker")
+def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: APIClient) -> None:
+    topic = queue.topic
+    send(queue, 3)
+    with QueueClient(queue) as worker:
+        acked, retried, extended = sorted(poll_until(worker, 3), key=lambda m: m.id)
+        page = wait_for(
+            lambda: (
+                (r := operator.get(f"/api/queues/{topic}/in-flight/").json())["count"] == 3 and r
+            ),
+            20,
+            "three in flight",
+        )
+        assert sorted(m["id"] for m in page["results"]) == sorted(
+            [acked.id, retried.id, extended.id]
+        )
+        assert {m["delivery_count"] for m in page["results"]} == {1}
+
+        def act(message_id: str, action: str, body: dict | None = None):
+            return operator.post(
+                f"/api/queues/{topic}/messages/{message_id}/{action}", body or {}, "json"
+            )
+
+        assert act(acked.id, "ack").status_code == 200
+        assert act(retried.id, "retry").status_code == 200
+        assert act(extended.id, "extend").status_code == 400  # ms missing
+        assert act(extended.id, "extend", {"ms": 60_000}).json()["action"] == "extend"
+        again = poll_until(worker, 1)
+        assert [(m.id, m.delivery_count) for m in again] == [(retried.id, 2)]
+        in_flight = wait_for(
+            lambda: (
+                (r := operator.get(f"/api/queues/{topic}/in-flight/").json())["count"] == 2 and r
+            ),
+            20,
+            "the ack and the retry seen",
+        )
+        assert sorted(m["id"] for m in in_flight["results"]) == sorted([retried.id, extended.id])
+        # The retried message's id now names its copy: actions still find it.
+        assert act(retried.id, "reject", {"reason": "poison"}).status_code == 200
+        wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 1, 20, "the DLQ")
+    assert act(acked.id, "ack").status_code == 404
+    assert act(f"{topic}/9/9", "ack").status_code == 404
+    actions = list(AuditEntry.objects.order_by("id").values_list("action", "target", "after"))
+    assert actions == [
+        ("ack", acked.id, None),
+        ("retry", retried.id, None),
+        ("extend", extended.id, {"ms": 60_000}),
+        ("reject", retried.id, {"reason": "poison"}),
+    ]
+
+
+def test_in_flight_rejects_a_bad_cursor_or_limit(queue: QueueConfig, operator: APIClient) -> None:
+    url = f"/api/queues/{queue.topic}/in-flight/"
+    assert operator.get(url, {"after": "nonsense"}).status_code == 400
+    assert operator.get(url, {"limit": 0}).status_code == 400
+    assert operator.get(url, {"limit": "many"}).status_code == 400

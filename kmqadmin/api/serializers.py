@@ -28,7 +28,9 @@ class QueueSerializer(serializers.ModelSerializer):
         ]
 
 
-class EnqueueSerializer(serializers.Serializer):
+class PayloadSerializer(serializers.Serializer):
+    """A record to write: value as text or base64, key, headers."""
+
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
     encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
     key = serializers.CharField(required=False, allow_null=True, trim_whitespace=False)
@@ -44,9 +46,43 @@ class EnqueueSerializer(serializers.Serializer):
                 raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
         else:
             attrs["payload"] = attrs["value"].encode()
-        if any(name.startswith("kmq-") for name in attrs["headers"]):
-            raise serializers.ValidationError({"headers": "kmq-* headers are kmqadmin's own"})
+        reserved = ("kmq-", "scheduler-")
+        if any(name.startswith(reserved) for name in attrs["headers"]):
+            raise serializers.ValidationError(
+                {"headers": "kmq-* and scheduler-* headers are kmqadmin's own"}
+            )
         return attrs
+
+
+class EnqueueSerializer(PayloadSerializer):
+    pass
+
+
+class ScheduleSerializer(PayloadSerializer):
+    """A schedule version: ``value`` goes to ``target_topic`` (keyed by ``key``)
+    at ``at``. Writing an existing id makes a new version of it."""
+
+    at = serializers.DateTimeField(help_text="ISO 8601; without an offset, UTC")
+    target_topic = serializers.RegexField(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+class NewScheduleSerializer(ScheduleSerializer):
+    id = serializers.CharField(max_length=1000, help_text="the schedule's id: its record key")
+
+
+class UpcomingSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    due_ms = serializers.IntegerField(help_text="epoch ms")
+    target_topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+
+class UpcomingPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    complete = serializers.BooleanField(help_text="false while the topic is still being read")
+    results = UpcomingSerializer(many=True)
+    next = serializers.CharField(allow_null=True, help_text="cursor for ?after=")
 
 
 class InFlightSerializer(serializers.Serializer):

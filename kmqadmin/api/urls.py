@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import views
+from . import queues, schedules
 
 app_name = "api"
 
@@ -10,13 +10,17 @@ TOPIC = r"(?P<topic>[a-zA-Z0-9._-]{1,249})"
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("queues/", views.QueueList.as_view(), name="queues"),
-    re_path(rf"^queues/{TOPIC}/messages/$", views.Enqueue.as_view(), name="enqueue"),
-    re_path(rf"^queues/{TOPIC}/in-flight/$", views.InFlightList.as_view(), name="in-flight"),
+    path("queues/", queues.QueueList.as_view(), name="queues"),
+    re_path(rf"^queues/{TOPIC}/messages/$", queues.Enqueue.as_view(), name="enqueue"),
+    re_path(rf"^queues/{TOPIC}/in-flight/$", queues.InFlightList.as_view(), name="in-flight"),
     # A kmq-id holds slashes (topic/partition/offset): the action is the last segment.
     re_path(
         rf"^queues/{TOPIC}/messages/(?P<message_id>.+)/(?P<action>ack|retry|extend|reject)$",
-        views.MessageAction.as_view(),
+        queues.MessageAction.as_view(),
         name="message-action",
     ),
+    re_path(rf"^schedules/{TOPIC}/$", schedules.ScheduleList.as_view(), name="schedules"),
+    # Schedule ids may hold slashes too (a queue's retries: kmq-retry/<kmq-id>/<n>).
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/fire$", schedules.FireNow.as_view()),
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)$", schedules.ScheduleDetail.as_view()),
 ]

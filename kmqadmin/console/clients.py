@@ -1,4 +1,5 @@
-"""The Kafka clients this web process keeps: one of each kind per queue.
+"""The Kafka clients this web process keeps: one of each kind per queue or
+schedules topic.
 
 Created on first use and kept, keyed by the queue's whole configuration (an
 edited queue gets new ones): a request then pays for no connection set-up,
@@ -9,12 +10,13 @@ import threading
 from collections.abc import Callable
 
 from kmqadmin.kmq import InFlightView, MarkerWriter, QueueConfig, QueueProducer
+from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
 
 _clients: dict[tuple[str, str], object] = {}
 _lock = threading.Lock()
 
 
-def _kept[T](kind: Callable[[QueueConfig], T], config: QueueConfig) -> T:
+def _kept[C, T](kind: Callable[[C], T], config: C) -> T:
     key = (kind.__name__, repr(config))
     with _lock:
         client = _clients.get(key)
@@ -36,3 +38,14 @@ def producer(config: QueueConfig) -> QueueProducer:
 
 def marker_writer(config: QueueConfig) -> MarkerWriter:
     return _kept(MarkerWriter, config)
+
+
+def upcoming(config: SchedulerConfig) -> UpcomingView:
+    """The topic's live schedules, caught up (or as far as one refresh reads)."""
+    view = _kept(UpcomingView, config)
+    view.refresh()
+    return view
+
+
+def schedule_client(config: SchedulerConfig) -> ScheduleClient:
+    return _kept(ScheduleClient, config)

@@ -8,5 +8,14 @@ from .client import ScheduleClient
 from .config import SchedulerConfig
 from .scheduler import Scheduler
 from .stats import PlannedSchedule, SchedulerStats
+from .upcoming import Upcoming, UpcomingView
 
-__all__ = ["PlannedSchedule", "ScheduleClient", "Scheduler", "SchedulerConfig", "SchedulerStats"]
+__all__ = [
+    "PlannedSchedule",
+    "ScheduleClient",
+    "Scheduler",
+    "SchedulerConfig",
+    "SchedulerStats",
+    "Upcoming",
+    "UpcomingView",
+]

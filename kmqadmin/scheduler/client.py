@@ -3,6 +3,8 @@
 from collections.abc import Mapping
 from datetime import datetime
 
+from confluent_kafka import Message as KafkaMessage
+
 from kmqadmin.kafka.checked_producer import CheckedProducer
 
 from . import wire
@@ -45,11 +47,20 @@ class ScheduleClient:
             raise ValueError("value must be bytes: a null value is a tombstone (use cancel)")
         passed = [(k, v.encode() if isinstance(v, str) else v) for k, v in (headers or {}).items()]
         headers_out = wire.schedule_headers(epoch_ms(at), target_topic, target_key, passed)
-        self._produce(id, value, headers_out)
+        self._produce(_key(id), value, headers_out)
+
+    def reschedule(self, record: KafkaMessage, at: When) -> None:
+        """A new version of the schedule ``record``, due at ``at`` and otherwise
+        the same (payload, target, headers): how "fire now" is done."""
+        if record.key() is None or record.value() is None:
+            raise ValueError("not a schedule: no key, or a tombstone")
+        kept = [(k, v) for k, v in record.headers() or () if k != wire.EPOCH]
+        epoch = [(wire.EPOCH, wire.encode_epoch(epoch_ms(at)))]
+        self._produce(record.key(), record.value(), epoch + kept)
 
     def cancel(self, id: str) -> None:
         """Writes the tombstone of ``id``: it will not fire."""
-        self._produce(id, None, None)
+        self._produce(_key(id), None, None)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until every record written so far is acknowledged; raises if any failed."""
@@ -64,7 +75,11 @@ class ScheduleClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _produce(self, id: str, value: bytes | None, headers: wire.Headers | None) -> None:
-        if not id:
-            raise ValueError("a schedule needs an id")
-        self._producer.produce(self.config.topic, key=id.encode(), value=value, headers=headers)
+    def _produce(self, key: bytes, value: bytes | None, headers: wire.Headers | None) -> None:
+        self._producer.produce(self.config.topic, key=key, value=value, headers=headers)
+
+
+def _key(id: str) -> bytes:
+    if not id:
+        raise ValueError("a schedule needs an id")
+    return id.encode()

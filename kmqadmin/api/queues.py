@@ -1,4 +1,4 @@
-"""The REST API: queues, enqueue, in-flight deliveries and actions on them."""
+"""The REST API for queues: list, enqueue, in-flight deliveries, actions on them."""
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
@@ -15,8 +15,8 @@ from kmqadmin.kmq import InFlight, QueueConfig
 from kmqadmin.kmq import headers as h
 
 from . import serializers as s
+from .paging import LIMIT, page_limit
 
-MAX_PAGE = 200
 # The body field an action uses, kept in its audit entry.
 ACTION_OPTION = {"extend": "ms", "reject": "reason"}
 
@@ -71,14 +71,14 @@ class InFlightList(QueueAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("after", str, description="cursor: PARTITION:OFFSET"),
-            OpenApiParameter("limit", int, description=f"at most {MAX_PAGE}"),
+            LIMIT,
         ],
         responses=s.InFlightPageSerializer,
     )
     def get(self, request: Request, topic: str) -> Response:
         """A page of deliveries in flight, in (partition, offset) order."""
         config = self.queue(topic).config()
-        after, limit = _cursor(request.query_params.get("after")), _limit(request)
+        after, limit = _cursor(request.query_params.get("after")), page_limit(request)
         view = clients.in_flight(config)
         page = view.page(limit, after)
         records = view.records(page)
@@ -127,16 +127,6 @@ def _cursor(text: str | None) -> tuple[int, int] | None:
         return int(partition), int(offset)
     except ValueError:
         raise ValidationError({"after": "expected PARTITION:OFFSET, e.g. 2:1500"}) from None
-
-
-def _limit(request: Request) -> int:
-    try:
-        limit = int(request.query_params.get("limit", 50))
-    except ValueError:
-        raise ValidationError({"limit": "not a number"}) from None
-    if not 1 <= limit <= MAX_PAGE:
-        raise ValidationError({"limit": f"between 1 and {MAX_PAGE}"})
-    return limit
 
 
 def _describe(config: QueueConfig, delivery: InFlight, record) -> dict:

@@ -1,4 +1,4 @@
-"""The REST API against the real broker, a real tracker and the test database."""
+"""The queues API against the real broker, a real tracker and the test database."""
 
 import base64
 
@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig
-from tests.kmq.conftest import read_all, tracker  # noqa: F401 (a fixture)
+from tests.api.conftest import client_as
+from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until, send
 from tests.process import wait_for
 
@@ -27,20 +28,6 @@ def queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
     config = queue.config()
     config.ensure_topics(partitions=3)
     return config
-
-
-def client_as(role: str | None) -> APIClient:
-    client = APIClient()
-    if role is not None:
-        user = User.objects.create_user(role)
-        user.groups.add(Group.objects.get(name=role))
-        client.force_authenticate(user)
-    return client
-
-
-@pytest.fixture
-def operator() -> APIClient:
-    return client_as("operator")
 
 
 def test_anonymous_gets_401_and_a_viewer_may_read_but_not_act(queue: QueueConfig) -> None:

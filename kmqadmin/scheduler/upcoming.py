@@ -1,0 +1,118 @@
+"""UpcomingView: the live schedules of a topic, for the console and the API.
+
+A schedules topic *is* its schedules (compacted, latest version per key), so
+the view reads it once from the start, as a scheduler does, and then tails
+it a little on every refresh: a request reads only what was written since
+the previous one. It keeps per schedule its deadline, target topic and
+coordinates, never the payload.
+"""
+
+import heapq
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.offset_reader import OffsetReader
+
+from . import wire
+from .config import SchedulerConfig
+from .scheduler import BARRIER_KEY
+
+
+@dataclass(frozen=True, slots=True)
+class Upcoming:
+    id: str
+    due_ms: int
+    target_topic: str
+    partition: int
+    offset: int
+
+
+class UpcomingView:
+    """Thread-safe: web requests share one view per schedules topic."""
+
+    def __init__(self, config: SchedulerConfig) -> None:
+        self.config = config
+        self.skipped = 0
+        self.complete = False  # the last refresh drained everything written so far
+        self._lock = threading.Lock()
+        self._live: dict[bytes, Upcoming] = {}
+        group = f"{config.group_id}__view-{uuid.uuid4().hex[:8]}"
+        self._consumer = Consumer(
+            consumer_config(config.bootstrap_servers, group, config.kafka_config)
+        )
+        topic = config.topic
+        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            raise LookupError(f"schedules topic {topic} does not exist")
+        self._consumer.assign(
+            [TopicPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions]
+        )
+        self._reader = OffsetReader(
+            config.bootstrap_servers, topic, f"{group}-reader", config.kafka_config
+        )
+
+    def refresh(self, budget_s: float = 0.5) -> None:
+        """Reads what was written since the last refresh, for at most ``budget_s``."""
+        with self._lock:
+            deadline = time.monotonic() + budget_s
+            while time.monotonic() < deadline:
+                records = self._consumer.consume(5000, 0.05)
+                if not records:
+                    self.complete = True
+                    return
+                for record in records:
+                    if record.error() is None:
+                        self._apply(record)
+            self.complete = False
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+    def page(self, limit: int = 50, after: tuple[int, str] | None = None) -> list[Upcoming]:
+        """Up to ``limit`` schedules in (due time, id) order after the cursor."""
+        with self._lock:
+            items = [
+                (u.due_ms, u.id, u)
+                for u in self._live.values()
+                if after is None or (u.due_ms, u.id) > after
+            ]
+        return [u for _, _, u in heapq.nsmallest(limit, items)]
+
+    def get(self, schedule_id: str) -> Upcoming | None:
+        with self._lock:
+            return self._live.get(schedule_id.encode())
+
+    def record(self, upcoming: Upcoming) -> KafkaMessage | None:
+        """The schedule's record (payload and headers), or None if compacted away."""
+        with self._lock:
+            found = self._reader.read(upcoming.partition, [upcoming.offset])
+        return found.get(upcoming.offset)
+
+    def close(self) -> None:
+        with self._lock:
+            self._consumer.close()
+            self._reader.close()
+
+    def _apply(self, record: KafkaMessage) -> None:
+        key = record.key()
+        if key is None or key == BARRIER_KEY:
+            return
+        if record.value() is None:
+            self._live.pop(key, None)
+            return
+        try:
+            due = wire.deadline(record.headers())
+            topic = wire.target(record, self.config.topic).topic
+        except wire.ScheduleError:
+            self.skipped += 1  # skipped as the scheduler skips it: the older version stands
+            return
+        self._live[key] = Upcoming(
+            key.decode(errors="replace"), due, topic, record.partition(), record.offset()
+        )

@@ -122,3 +122,22 @@ class ActionDoneSerializer(serializers.Serializer):
     action = serializers.CharField()
     partition = serializers.IntegerField()
     offset = serializers.IntegerField()
+
+
+class LetterSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    timestamp_ms = serializers.IntegerField()
+    id = serializers.CharField(allow_null=True, help_text="kmq-id")
+    reason = serializers.CharField(allow_null=True)
+    detail = serializers.CharField(allow_null=True)
+    key = serializers.CharField(allow_null=True)
+    value = serializers.CharField(allow_null=True)
+    encoding = serializers.ChoiceField(choices=["utf-8", "base64"])
+    headers = serializers.DictField(child=serializers.CharField())
+
+
+class LetterPageSerializer(serializers.Serializer):
+    partitions = serializers.ListField(child=serializers.IntegerField())
+    results = LetterSerializer(many=True)
+    next = serializers.IntegerField(allow_null=True, help_text="offset for ?from= (same partition)")

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import queues, schedules
+from . import dead_letters, queues, schedules
 
 app_name = "api"
 
@@ -18,6 +18,12 @@ urlpatterns = [
         rf"^queues/{TOPIC}/messages/(?P<message_id>.+)/(?P<action>ack|retry|extend|reject)$",
         queues.MessageAction.as_view(),
         name="message-action",
+    ),
+    re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.LetterList.as_view(), name="dlq"),
+    re_path(
+        rf"^queues/{TOPIC}/dlq/(?P<partition>[0-9]{{1,9}})/(?P<offset>[0-9]{{1,18}})/redrive$",
+        dead_letters.Redrive.as_view(),
+        name="redrive",
     ),
     re_path(rf"^schedules/{TOPIC}/$", schedules.ScheduleList.as_view(), name="schedules"),
     # Schedule ids may hold slashes too (a queue's retries: kmq-retry/<kmq-id>/<n>).

@@ -9,7 +9,7 @@ and an InFlightView reads only the markers written since the last request.
 import threading
 from collections.abc import Callable
 
-from kmqadmin.kmq import InFlightView, MarkerWriter, QueueConfig, QueueProducer
+from kmqadmin.kmq import DeadLetters, InFlightView, MarkerWriter, QueueConfig, QueueProducer
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
 
 _clients: dict[tuple[str, str], object] = {}
@@ -38,6 +38,10 @@ def producer(config: QueueConfig) -> QueueProducer:
 
 def marker_writer(config: QueueConfig) -> MarkerWriter:
     return _kept(MarkerWriter, config)
+
+
+def dead_letters(config: QueueConfig) -> DeadLetters:
+    return _kept(DeadLetters, config)
 
 
 def upcoming(config: SchedulerConfig) -> UpcomingView:

@@ -6,6 +6,7 @@ from kmqadmin.kmq import QueueConfig, QueueProducer, QueueClient, RedeliveryTrac
 from .backoff import Backoff
 from .client import QueueClient
 from .config import QueueConfig
+from .dead_letters import DeadLetters
 from .inflight import InFlight, InFlightView
 from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
@@ -15,6 +16,7 @@ from .tracker import RedeliveryTracker
 
 __all__ = [
     "Backoff",
+    "DeadLetters",
     "InFlight",
     "InFlightView",
     "MarkerWriter",

@@ -1,0 +1,153 @@
+"""DeadLetters: browse a queue's DLQ by offsets, and send letters back (redrive).
+
+Pages are read from a seek, never by scanning the topic: a page starts at an
+offset (or at the first record at or after a time, found with
+offsets_for_times) and reads at most a capped window of records, so a
+filter that matches little costs a bounded read and says where to go on.
+"""
+
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.offset_reader import OffsetReader
+
+from . import headers
+from .config import QueueConfig
+
+# A page reads at most this many records per record it may return.
+SCAN_FACTOR = 20
+# Headers a redriven message does not take back to the queue: it starts over.
+_DROPPED_ON_REDRIVE = frozenset((headers.REDELIVERY_COUNT, headers.DLQ_REASON, headers.DLQ_DETAIL))
+
+
+@dataclass(frozen=True)
+class Page:
+    letters: list[KafkaMessage]
+    next_offset: int | None  # where the next page starts; None at the end
+
+
+class DeadLetters:
+    """Thread-safe: web requests and tasks share one per queue."""
+
+    def __init__(self, config: QueueConfig) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        group = f"{config.tracker_group_id}__dlq-{uuid.uuid4().hex[:8]}"
+        self._consumer = Consumer(
+            consumer_config(
+                config.bootstrap_servers, group, {"fetch.wait.max.ms": 5, **config.kafka_config}
+            )
+        )
+        self._reader = OffsetReader(
+            config.bootstrap_servers, config.dlq_topic, f"{group}-reader", config.kafka_config
+        )
+        self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
+
+    def partitions(self) -> list[int]:
+        topic = self.config.dlq_topic
+        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            raise LookupError(f"DLQ topic {topic} does not exist")
+        return sorted(metadata.partitions)
+
+    def page(
+        self,
+        partition: int,
+        limit: int,
+        start: int | None = None,
+        since_ms: int | None = None,
+        match: Callable[[KafkaMessage], bool] = lambda _: True,
+    ) -> Page:
+        """Up to ``limit`` matching letters of ``partition`` from ``start`` (or
+        from the first at or after ``since_ms``, or from the beginning)."""
+        topic = self.config.dlq_topic
+        with self._lock:
+            low, high = self._consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=10
+            )
+            offset = self._start(partition, start, since_ms, low)
+            if offset is None:
+                return Page([], None)
+            if since_ms is not None:  # also checked per record: some brokers
+                # (Tansu) answer offsets_for_times with offset 0 for any time
+                wanted = match
+                match = lambda r: r.timestamp()[1] >= since_ms and wanted(r)  # noqa: E731
+            return self._scan(partition, offset, high, limit, match)
+
+    def get(self, partition: int, offset: int) -> KafkaMessage | None:
+        """The letter at ``offset``, or None when there is none (outside the
+        partition, or compacted or deleted away)."""
+        with self._lock:
+            low, high = self._consumer.get_watermark_offsets(
+                TopicPartition(self.config.dlq_topic, partition), timeout=10
+            )
+            if not low <= offset < high:
+                return None  # never wait for a record that is not there
+            return self._reader.read(partition, [offset]).get(offset)
+
+    def redrive(self, letter: KafkaMessage) -> None:
+        """Back to the queue as a fresh message: key, value and headers kept,
+        kmq-id kept (its history stays one story), delivery count and DLQ
+        reason dropped. Waits until the broker has it."""
+        kept = [(k, v) for k, v in letter.headers() or () if k not in _DROPPED_ON_REDRIVE]
+        self._producer.produce(
+            self.config.topic, key=letter.key(), value=letter.value(), headers=kept
+        )
+        self._producer.flush(10)
+
+    def close(self) -> None:
+        with self._lock:
+            self._consumer.close()
+            self._reader.close()
+
+    def _start(
+        self, partition: int, start: int | None, since_ms: int | None, low: int
+    ) -> int | None:
+        if start is not None:
+            return max(start, low)
+        if since_ms is None:
+            return low
+        wanted = TopicPartition(self.config.dlq_topic, partition, since_ms)
+        found = self._consumer.offsets_for_times([wanted], timeout=10)[0].offset
+        return None if found < 0 else found  # none that late
+
+    def _scan(
+        self,
+        partition: int,
+        offset: int,
+        high: int,
+        limit: int,
+        match: Callable[[KafkaMessage], bool],
+    ) -> Page:
+        """Reads until the page is full, the budget spent, or the partition
+        ends. Past the reported end it only waits briefly: some brokers
+        (Tansu) report the end short of the last batch's records."""
+        tp = TopicPartition(self.config.dlq_topic, partition, offset)
+        self._consumer.assign([tp])
+        letters: list[KafkaMessage] = []
+        position, budget = offset, limit * SCAN_FACTOR
+        try:
+            while len(letters) < limit and budget > 0:
+                records = self._consumer.consume(
+                    min(budget, 500), 0.05 if position >= high else 0.5
+                )
+                if not records:
+                    return Page(letters, None)
+                for record in records:
+                    if record.error() is not None:
+                        continue
+                    position, budget = record.offset() + 1, budget - 1
+                    if match(record):
+                        letters.append(record)
+                        if len(letters) == limit:
+                            break
+        finally:
+            self._consumer.unassign()
+        return Page(letters, position)

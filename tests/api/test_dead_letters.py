@@ -1,0 +1,86 @@
+"""The DLQ API against the real broker, a real tracker and the test database."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from kmqadmin.console.models import AuditEntry
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kmq import headers as h
+from tests.api.test_queues import queue  # noqa: F401 (the registered-queue fixture)
+from tests.kmq.conftest import read_all
+from tests.kmq.test_queue import poll_until
+from tests.process import wait_for
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tracker")]
+
+
+def dead_letter_six(queue: QueueConfig) -> None:  # noqa: F811
+    """Six letters on DLQ partition 0: k0..k5, every other one tagged."""
+    producer = QueueProducer(queue)
+    for i in range(6):
+        tag = {"team": b"red" if i % 2 else b"blue"}
+        producer.send(value=b"order %d" % i, key=b"k%d" % i, headers=tag, partition=0)
+    producer.flush()
+    with QueueClient(queue) as worker:
+        for m in poll_until(worker, 6):
+            worker.reject(m, reason=f"bad {m.key.decode()}")
+    wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 6, 30, "six letters")
+
+
+def test_browse_filter_and_page_by_offset(queue: QueueConfig, operator: APIClient) -> None:  # noqa: F811
+    dead_letter_six(queue)
+    url = f"/api/queues/{queue.topic}/dlq/"
+    everything = operator.get(url).json()
+    assert [r["key"] for r in everything["results"]] == [f"k{i}" for i in range(6)]
+    first = everything["results"][0]
+    assert (first["reason"], first["value"], first["headers"]["team"]) == (
+        "rejected",
+        "order 0",
+        "blue",
+    )
+    assert first["id"] == f"{queue.topic}/0/0"
+    assert everything["next"] is None
+    red = operator.get(url, {"header": "team=red"}).json()["results"]
+    assert [r["key"] for r in red] == ["k1", "k3", "k5"]
+    assert [r["key"] for r in operator.get(url, {"contains": "order 4"}).json()["results"]] == [
+        "k4"
+    ]
+    assert operator.get(url, {"reason": "expired"}).json()["results"] == []
+    page = operator.get(url, {"limit": 4}).json()
+    rest = operator.get(url, {"limit": 4, "from": page["next"]}).json()
+    assert [r["key"] for r in page["results"] + rest["results"]] == [f"k{i}" for i in range(6)]
+    assert operator.get(url, {"since": "2999-01-01T00:00:00Z"}).json()["results"] == []
+
+
+def test_redrive_sends_the_letter_back_as_a_first_delivery(
+    queue: QueueConfig,  # noqa: F811
+    operator: APIClient,
+) -> None:
+    dead_letter_six(queue)
+    letter = operator.get(f"/api/queues/{queue.topic}/dlq/", {"key": "k2"}).json()["results"][0]
+    done = operator.post(f"/api/queues/{queue.topic}/dlq/0/{letter['offset']}/redrive")
+    assert done.status_code == 200
+    with QueueClient(queue) as worker:
+        [again] = poll_until(worker, 1)
+        assert (again.key, again.value, again.delivery_count) == (b"k2", b"order 2", 1)
+        assert h.find(again.headers, h.DLQ_REASON) is None
+        assert again.id == letter["id"]  # the same message, one history
+        worker.ack(again)
+    entry = AuditEntry.objects.get(action="redrive")
+    assert entry.target == letter["id"]
+
+
+def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> None:  # noqa: F811
+    url = f"/api/queues/{queue.topic}/dlq/"
+    for params, field in [
+        ({"partition": 99}, "partition"),
+        ({"partition": "zero"}, "partition"),
+        ({"since": "yesterday"}, "since"),
+        ({"header": "no-equals"}, "header"),
+    ]:
+        response = operator.get(url, params)
+        assert response.status_code == 400 and field in response.json(), params
+    assert operator.post(f"{url}0/12345/redrive").status_code == 404
+    assert operator.post(f"{url}999/0/redrive").status_code == 404
+    viewer = operator.__class__()
+    assert viewer.post(f"{url}0/0/redrive").status_code == 401

@@ -3,13 +3,16 @@
 import base64
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import DateTimeField
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from kmqadmin.console import audit, clients
+from kmqadmin.kmq import LetterFilter
 from kmqadmin.kmq import headers as h
+from kmqadmin.workers.tasks import redrive_letters
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -41,8 +44,7 @@ class LetterList(QueueAPIView):
             partition,
             page_limit(request),
             start=_int(params, "from", None),
-            since_ms=_since(params.get("since")),
-            match=_matcher(params),
+            match=letter_filter(params),
         )
         return Response(
             {
@@ -51,6 +53,26 @@ class LetterList(QueueAPIView):
                 "next": page.next_offset,
             }
         )
+
+
+class BulkRedrive(QueueAPIView):
+    @extend_schema(
+        parameters=FILTERS[:1] + FILTERS[3:-1],
+        request=None,
+        responses={202: s.TaskStartedSerializer},
+    )
+    def post(self, request: Request, topic: str) -> Response:
+        """Redrives every letter of a partition that matches the filters, as a
+        background job; follow it at the returned status URL."""
+        queue = self.queue(topic)
+        params = request.query_params
+        partition = _int(params, "partition", 0)
+        if partition not in clients.dead_letters(queue.config()).partitions():
+            raise ValidationError({"partition": "no such DLQ partition"})
+        match = letter_filter(params).to_json()
+        job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
+        body = {"task": job.id, "status_url": f"/api/tasks/{job.id}"}
+        return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
 class Redrive(QueueAPIView):
@@ -62,7 +84,7 @@ class Redrive(QueueAPIView):
         letter = letters.get(int(partition), int(offset)) if known else None
         if letter is None:
             raise NotFound(f"no letter at {partition}/{offset} of {topic}'s DLQ")
-        letters.redrive(letter)
+        letters.redrive([letter])
         shown = _shown(letter)
         audit.record(
             request.user,
@@ -93,30 +115,25 @@ def _since(text: str | None) -> int | None:
         raise ValidationError({"since": "expected ISO 8601, e.g. 2026-11-22T10:00:00Z"}) from None
 
 
-def _matcher(params):
-    """One predicate from the filters given: all must hold."""
-    key, reason, contains = params.get("key"), params.get("reason"), params.get("contains")
-    header = params.get("header")
-    name, value = None, None
-    if header:
-        name, sep, value = header.partition("=")
+def letter_filter(params) -> LetterFilter:
+    """The filter the query (or body) parameters ask for."""
+    header = None
+    if text := params.get("header"):
+        name, sep, value = text.partition("=")
         if not sep or not name:
             raise ValidationError({"header": "expected NAME=VALUE"})
-    wanted_key = key.encode() if key else None
-    wanted_reason = reason.encode() if reason else None
-    wanted_payload = contains.encode() if contains else None
+        header = (name, value.encode())
 
-    def match(record) -> bool:
-        if wanted_key is not None and wanted_key not in (record.key() or b""):
-            return False
-        if wanted_payload is not None and wanted_payload not in (record.value() or b""):
-            return False
-        record_headers = record.headers()
-        if wanted_reason is not None and h.find(record_headers, h.DLQ_REASON) != wanted_reason:
-            return False
-        return name is None or h.find(record_headers, name) == value.encode()
+    def given(name: str) -> bytes | None:
+        return text.encode() if (text := params.get(name)) else None
 
-    return match
+    return LetterFilter(
+        key=given("key"),
+        reason=given("reason"),
+        header=header,
+        contains=given("contains"),
+        since_ms=_since(params.get("since")),
+    )
 
 
 def _text(data: bytes | None) -> str | None:

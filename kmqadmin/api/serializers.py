@@ -141,3 +141,13 @@ class LetterPageSerializer(serializers.Serializer):
     partitions = serializers.ListField(child=serializers.IntegerField())
     results = LetterSerializer(many=True)
     next = serializers.IntegerField(allow_null=True, help_text="offset for ?from= (same partition)")
+
+
+class TaskStartedSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    status_url = serializers.CharField()
+
+
+class TaskStatusSerializer(serializers.Serializer):
+    state = serializers.CharField(help_text="PENDING, STARTED, PROGRESS, SUCCESS or FAILURE")
+    progress = serializers.DictField(allow_null=True, help_text="counts and fraction done")

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import dead_letters, queues, schedules
+from . import dead_letters, queues, schedules, tasks
 
 app_name = "api"
 
@@ -20,6 +20,8 @@ urlpatterns = [
         name="message-action",
     ),
     re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.LetterList.as_view(), name="dlq"),
+    re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.BulkRedrive.as_view()),
+    path("tasks/<str:task_id>", tasks.TaskStatus.as_view(), name="task"),
     re_path(
         rf"^queues/{TOPIC}/dlq/(?P<partition>[0-9]{{1,9}})/(?P<offset>[0-9]{{1,18}})/redrive$",
         dead_letters.Redrive.as_view(),

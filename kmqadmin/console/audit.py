@@ -8,14 +8,15 @@ from .models import AuditEntry
 
 
 def record(
-    user: AbstractBaseUser,
+    user: AbstractBaseUser | None,
     action: str,
     target: str,
     before: Any = None,
     after: Any = None,
 ) -> AuditEntry:
     """``before`` / ``after``: what the target looked like around the action,
-    as JSON-able values (None where there is nothing to show)."""
+    as JSON-able values (None where there is nothing to show). ``user`` is
+    None for a job whose requester has since been deleted."""
     return AuditEntry.objects.create(
         user=user, action=action, target=target, before=before, after=after
     )

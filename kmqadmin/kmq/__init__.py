@@ -6,7 +6,7 @@ from kmqadmin.kmq import QueueConfig, QueueProducer, QueueClient, RedeliveryTrac
 from .backoff import Backoff
 from .client import QueueClient
 from .config import QueueConfig
-from .dead_letters import DeadLetters
+from .dead_letters import DeadLetters, LetterFilter
 from .inflight import InFlight, InFlightView
 from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
@@ -19,6 +19,7 @@ __all__ = [
     "DeadLetters",
     "InFlight",
     "InFlightView",
+    "LetterFilter",
     "MarkerWriter",
     "Message",
     "QueueClient",

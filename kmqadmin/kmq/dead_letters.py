@@ -8,7 +8,7 @@ filter that matches little costs a bounded read and says where to go on.
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, TopicPartition
@@ -25,6 +25,51 @@ from .config import QueueConfig
 SCAN_FACTOR = 20
 # Headers a redriven message does not take back to the queue: it starts over.
 _DROPPED_ON_REDRIVE = frozenset((headers.REDELIVERY_COUNT, headers.DLQ_REASON, headers.DLQ_DETAIL))
+
+
+@dataclass(frozen=True)
+class LetterFilter:
+    """Which letters: every field given must hold (all None: every letter)."""
+
+    key: bytes | None = None  # the key contains it
+    reason: bytes | None = None  # kmq-dlq-reason is it
+    header: tuple[str, bytes] | None = None  # this header has this value
+    contains: bytes | None = None  # the payload contains it
+    since_ms: int | None = None  # the record's timestamp is at least it
+
+    def __call__(self, record: KafkaMessage) -> bool:
+        if self.key is not None and self.key not in (record.key() or b""):
+            return False
+        if self.contains is not None and self.contains not in (record.value() or b""):
+            return False
+        if self.since_ms is not None and record.timestamp()[1] < self.since_ms:
+            return False
+        found = record.headers()
+        if self.reason is not None and headers.find(found, headers.DLQ_REASON) != self.reason:
+            return False
+        return self.header is None or headers.find(found, self.header[0]) == self.header[1]
+
+    def to_json(self) -> dict:
+        """Plain text fields, to hand the filter to a task."""
+        text = {k: None if v is None else v.decode() for k, v in self._bytes().items()}
+        header = None if self.header is None else [self.header[0], self.header[1].decode()]
+        return text | {"header": header, "since_ms": self.since_ms}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "LetterFilter":
+        encoded = {k: None if data[k] is None else data[k].encode() for k in _BYTE_FIELDS}
+        header = data["header"]
+        return cls(
+            **encoded,
+            header=None if header is None else (header[0], header[1].encode()),
+            since_ms=data["since_ms"],
+        )
+
+    def _bytes(self) -> dict[str, bytes | None]:
+        return {name: getattr(self, name) for name in _BYTE_FIELDS}
+
+
+_BYTE_FIELDS = ("key", "reason", "contains")
 
 
 @dataclass(frozen=True)
@@ -62,23 +107,20 @@ class DeadLetters:
         partition: int,
         limit: int,
         start: int | None = None,
-        since_ms: int | None = None,
-        match: Callable[[KafkaMessage], bool] = lambda _: True,
+        match: LetterFilter = LetterFilter(),
     ) -> Page:
-        """Up to ``limit`` matching letters of ``partition`` from ``start`` (or
-        from the first at or after ``since_ms``, or from the beginning)."""
+        """Up to ``limit`` letters of ``partition`` that ``match``, from
+        ``start``, or from the first at or after ``match.since_ms`` (found with
+        offsets_for_times), or from the beginning. ``since_ms`` is checked
+        per record too: some brokers (Tansu) answer offset 0 for any time."""
         topic = self.config.dlq_topic
         with self._lock:
             low, high = self._consumer.get_watermark_offsets(
                 TopicPartition(topic, partition), timeout=10
             )
-            offset = self._start(partition, start, since_ms, low)
+            offset = self._start(partition, start, match.since_ms, low)
             if offset is None:
                 return Page([], None)
-            if since_ms is not None:  # also checked per record: some brokers
-                # (Tansu) answer offsets_for_times with offset 0 for any time
-                wanted = match
-                match = lambda r: r.timestamp()[1] >= since_ms and wanted(r)  # noqa: E731
             return self._scan(partition, offset, high, limit, match)
 
     def get(self, partition: int, offset: int) -> KafkaMessage | None:
@@ -92,15 +134,23 @@ class DeadLetters:
                 return None  # never wait for a record that is not there
             return self._reader.read(partition, [offset]).get(offset)
 
-    def redrive(self, letter: KafkaMessage) -> None:
-        """Back to the queue as a fresh message: key, value and headers kept,
-        kmq-id kept (its history stays one story), delivery count and DLQ
-        reason dropped. Waits until the broker has it."""
-        kept = [(k, v) for k, v in letter.headers() or () if k not in _DROPPED_ON_REDRIVE]
-        self._producer.produce(
-            self.config.topic, key=letter.key(), value=letter.value(), headers=kept
-        )
-        self._producer.flush(10)
+    def redrive(self, letters: Iterable[KafkaMessage]) -> None:
+        """Back to the queue as fresh messages: key, value and headers kept,
+        kmq-id kept (a message's history stays one story), delivery count and
+        DLQ reason dropped. One wait for the broker, however many letters."""
+        for letter in letters:
+            kept = [(k, v) for k, v in letter.headers() or () if k not in _DROPPED_ON_REDRIVE]
+            self._producer.produce(
+                self.config.topic, key=letter.key(), value=letter.value(), headers=kept
+            )
+        self._producer.flush(30)
+
+    def bounds(self, partition: int) -> tuple[int, int]:
+        """The partition's low and high watermarks, to tell progress."""
+        with self._lock:
+            return self._consumer.get_watermark_offsets(
+                TopicPartition(self.config.dlq_topic, partition), timeout=10
+            )
 
     def close(self) -> None:
         with self._lock:
@@ -124,7 +174,7 @@ class DeadLetters:
         offset: int,
         high: int,
         limit: int,
-        match: Callable[[KafkaMessage], bool],
+        match: LetterFilter,
     ) -> Page:
         """Reads until the page is full, the budget spent, or the partition
         ends. Past the reported end it only waits briefly: some brokers

@@ -1,11 +1,15 @@
 """The DLQ API against the real broker, a real tracker and the test database."""
 
+from collections.abc import Iterator
+
 import pytest
 from rest_framework.test import APIClient
 
+from kmqadmin.celery import app as celery_app
 from kmqadmin.console.models import AuditEntry
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.kmq import headers as h
+from tests.api.conftest import client_as
 from tests.api.test_queues import queue  # noqa: F401 (the registered-queue fixture)
 from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until
@@ -84,3 +88,35 @@ def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> 
     assert operator.post(f"{url}999/0/redrive").status_code == 404
     viewer = operator.__class__()
     assert viewer.post(f"{url}0/0/redrive").status_code == 401
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    """Tasks run inside the request, their states stored as a worker's are."""
+    conf = celery_app.conf
+    saved = conf.task_always_eager, conf.task_store_eager_result
+    conf.task_always_eager = conf.task_store_eager_result = True
+    yield
+    conf.task_always_eager, conf.task_store_eager_result = saved
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
+    queue: QueueConfig,  # noqa: F811
+    operator: APIClient,
+) -> None:
+    dead_letter_six(queue)
+    started = operator.post(f"/api/queues/{queue.topic}/dlq/redrive?header=team%3Dred")
+    assert started.status_code == 202
+    status = operator.get(started.json()["status_url"]).json()
+    assert status == {"state": "SUCCESS", "progress": {"redriven": 3, "fraction": 1.0}}
+    with QueueClient(queue) as worker:
+        back = poll_until(worker, 3)
+        assert sorted(m.key for m in back) == [b"k1", b"k3", b"k5"]
+        assert {m.delivery_count for m in back} == {1}
+        for m in back:
+            worker.ack(m)
+    entry = AuditEntry.objects.get(action="bulk redrive")
+    assert entry.after == {"redriven": 3}
+    assert entry.before["filter"]["header"] == ["team", "red"]
+    assert client_as("viewer").post(f"/api/queues/{queue.topic}/dlq/redrive").status_code == 403

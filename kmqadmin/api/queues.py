@@ -133,15 +133,23 @@ def _describe(config: QueueConfig, delivery: InFlight, record) -> dict:
     """What a page shows of a delivery; its record may be gone (retention)."""
     record_headers = record.headers() if record is not None else None
     stable = h.find(record_headers, h.MESSAGE_ID)
-    count = h.find(record_headers, h.REDELIVERY_COUNT)
     key = record.key() if record is not None else None
     return {
-        "id": stable.decode()
+        "id": stable.decode(errors="replace")
         if stable
         else h.message_id(config.topic, delivery.partition, delivery.offset),
         "partition": delivery.partition,
         "offset": delivery.offset,
-        "delivery_count": (h.decode_count(count) if count else 0) + 1,
+        "delivery_count": _delivery_count(record_headers),
         "deadline_ms": delivery.deadline_ms,
         "key": key.decode(errors="replace") if key is not None else None,
     }
+
+
+def _delivery_count(record_headers: list | None) -> int:
+    """As QueueClient counts: a malformed count is taken for a first delivery."""
+    try:
+        count = h.find(record_headers, h.REDELIVERY_COUNT)
+        return (h.decode_count(count) if count else 0) + 1
+    except h.HeaderError:
+        return 1

@@ -22,3 +22,13 @@ class BrokerUnavailable(KafkaSetupError):
 
 class TansuMissing(KafkaSetupError):
     """The embedded broker binary could not be found or started."""
+
+
+class TopicMissing(KafkaSetupError):
+    """A topic a registered queue or schedules topic needs does not exist."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(
+            f"topic {topic} does not exist; create it (QueueConfig.ensure_topics, or "
+            "`python manage.py kmq doctor` lists what is missing)"
+        )

@@ -16,6 +16,7 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
 
 from . import headers
@@ -99,7 +100,7 @@ class DeadLetters:
         topic = self.config.dlq_topic
         metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
-            raise LookupError(f"DLQ topic {topic} does not exist")
+            raise TopicMissing(topic)
         return sorted(metadata.partitions)
 
     def page(

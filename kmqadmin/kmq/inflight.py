@@ -18,6 +18,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
 
 from . import headers, markers
@@ -131,7 +132,7 @@ class InFlightView:
         topic = self.config.markers_topic
         metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
-            raise LookupError(f"markers topic {topic} does not exist")
+            raise TopicMissing(topic)
         probe = Consumer(
             consumer_config(
                 self.config.bootstrap_servers,

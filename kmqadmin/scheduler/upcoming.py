@@ -17,6 +17,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
 
 from . import wire
@@ -49,7 +50,7 @@ class UpcomingView:
         topic = config.topic
         metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
-            raise LookupError(f"schedules topic {topic} does not exist")
+            raise TopicMissing(topic)
         self._consumer.assign(
             [TopicPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions]
         )

@@ -140,3 +140,14 @@ def test_in_flight_rejects_a_bad_cursor_or_limit(queue: QueueConfig, operator: A
     assert operator.get(url, {"after": "nonsense"}).status_code == 400
     assert operator.get(url, {"limit": 0}).status_code == 400
     assert operator.get(url, {"limit": "many"}).status_code == 400
+
+
+def test_a_queue_whose_topics_are_missing_is_a_409_naming_the_fix(
+    kafka: EmbeddedBroker, topic: str, operator: APIClient
+) -> None:
+    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
+    Queue.objects.create(cluster=cluster, topic=topic, group_id="g")  # topics never created
+    for path in ("in-flight/", "dlq/"):
+        response = operator.get(f"/api/queues/{topic}/{path}")
+        assert response.status_code == 409
+        assert "does not exist" in response.json()["detail"]

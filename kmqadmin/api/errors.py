@@ -1,0 +1,23 @@
+"""Errors the API answers with a reason rather than a 500.
+
+A bad request is DRF's 4xx already; what is left are the cluster's own
+states: Kafka unreachable or slow (503, try again) and a registered queue
+whose topics are missing (409, create them: `kmq doctor` says how).
+"""
+
+from confluent_kafka import KafkaException
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_handler
+
+from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.offset_reader import ReadTimeout
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, KafkaException | ReadTimeout):
+        detail = f"Kafka did not answer in time: {exc}; try again"
+        return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, TopicMissing):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    return drf_handler(exc, context)

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from kmqadmin.console import audit, clients
 from kmqadmin.console.models import Queue
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import InFlight, QueueConfig
 from kmqadmin.kmq import headers as h
 
@@ -65,6 +66,25 @@ class Enqueue(QueueAPIView):
         producer.flush(10)
         audit.record(request.user, "enqueue", topic, after={"bytes": len(data["payload"])})
         return Response(status=status.HTTP_201_CREATED)
+
+
+class QueueStats(QueueAPIView):
+    @extend_schema(responses=s.QueueStatsSerializer)
+    def get(self, request: Request, topic: str) -> Response:
+        """Depth, in flight, the oldest delivery's age and the DLQ's size:
+        offsets and the in-flight view only, no records read."""
+        config = self.queue(topic).config()
+        gauges, view = clients.gauges(config), clients.in_flight(config)
+        oldest = view.oldest_deadline()
+        started = None if oldest is None else oldest - config.message_timeout_ms
+        return Response(
+            {
+                "depth": gauges.depth(),
+                "in_flight": view.count(),
+                "oldest_in_flight_ms": None if started is None else max(0, now_ms() - started),
+                "dead_letters": gauges.dead_letters(),
+            }
+        )
 
 
 class InFlightList(QueueAPIView):

@@ -151,3 +151,15 @@ class TaskStartedSerializer(serializers.Serializer):
 class TaskStatusSerializer(serializers.Serializer):
     state = serializers.CharField(help_text="PENDING, STARTED, PROGRESS, SUCCESS or FAILURE")
     progress = serializers.DictField(allow_null=True, help_text="counts and fraction done")
+
+
+class QueueStatsSerializer(serializers.Serializer):
+    depth = serializers.IntegerField(help_text="messages the workers have not taken yet")
+    in_flight = serializers.IntegerField()
+    oldest_in_flight_ms = serializers.IntegerField(
+        allow_null=True, help_text="how long ago the oldest open delivery was due to start"
+    )
+    dead_letters = serializers.IntegerField(
+        help_text="offsets in the DLQ: letters plus the tracker's transaction markers, as "
+        "Kafka lag tools count (exact counts would mean reading the topic)"
+    )

@@ -9,7 +9,14 @@ and an InFlightView reads only the markers written since the last request.
 import threading
 from collections.abc import Callable
 
-from kmqadmin.kmq import DeadLetters, InFlightView, MarkerWriter, QueueConfig, QueueProducer
+from kmqadmin.kmq import (
+    DeadLetters,
+    InFlightView,
+    MarkerWriter,
+    QueueConfig,
+    QueueGauges,
+    QueueProducer,
+)
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
 
 _clients: dict[tuple[str, str], object] = {}
@@ -38,6 +45,10 @@ def producer(config: QueueConfig) -> QueueProducer:
 
 def marker_writer(config: QueueConfig) -> MarkerWriter:
     return _kept(MarkerWriter, config)
+
+
+def gauges(config: QueueConfig) -> QueueGauges:
+    return _kept(QueueGauges, config)
 
 
 def dead_letters(config: QueueConfig) -> DeadLetters:

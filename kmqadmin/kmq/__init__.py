@@ -7,6 +7,7 @@ from .backoff import Backoff
 from .client import QueueClient
 from .config import QueueConfig
 from .dead_letters import DeadLetters, LetterFilter
+from .gauges import QueueGauges
 from .inflight import InFlight, InFlightView
 from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
@@ -24,6 +25,7 @@ __all__ = [
     "Message",
     "QueueClient",
     "QueueConfig",
+    "QueueGauges",
     "QueueProducer",
     "RedeliveryTracker",
     "TimestampType",

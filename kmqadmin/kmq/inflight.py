@@ -70,6 +70,13 @@ class InFlightView:
         with self._lock:
             return sum(len(entries) for entries in self._open.values())
 
+    def oldest_deadline(self) -> int | None:
+        """The earliest deadline of an open delivery that is not due now
+        (0 means retry or reject asked for), to tell the oldest one's age."""
+        with self._lock:
+            deadlines = [d for entries in self._open.values() for d in entries.values() if d]
+        return min(deadlines, default=None)
+
     def page(self, limit: int = 50, after: tuple[int, int] | None = None) -> list[InFlight]:
         """Up to ``limit`` open deliveries in (partition, offset) order, after
         the cursor ``after``: one pass over the open set, no sort of it."""

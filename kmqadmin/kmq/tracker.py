@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.barrier import write_barrier
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
 from kmqadmin.kafka.service import Service
@@ -28,10 +29,6 @@ from .open_set import OpenSet
 from .stats import TrackerStats
 
 log = logging.getLogger(__name__)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass

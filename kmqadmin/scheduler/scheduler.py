@@ -16,7 +16,6 @@ while no scheduler ran fire right after it.
 
 import heapq
 import logging
-import time
 from dataclasses import dataclass
 
 from confluent_kafka import (
@@ -30,6 +29,7 @@ from confluent_kafka import (
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.barrier import write_barrier
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
 from kmqadmin.kafka.service import Service
@@ -46,10 +46,6 @@ log = logging.getLogger(__name__)
 
 # The barrier is a tombstone for a key no schedule uses (etf1 ignores it too).
 BARRIER_KEY = b"__kmqadmin-scheduler-barrier__"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kmq import QueueClient, QueueConfig
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from tests.api.conftest import client_as
 from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until, send
@@ -151,3 +151,28 @@ def test_a_queue_whose_topics_are_missing_is_a_409_naming_the_fix(
         response = operator.get(f"/api/queues/{topic}/{path}")
         assert response.status_code == 409
         assert "does not exist" in response.json()["detail"]
+
+
+@pytest.mark.usefixtures("tracker")
+def test_stats_count_depth_in_flight_and_dead_letters(
+    queue: QueueConfig, operator: APIClient
+) -> None:
+    send(queue, 10)
+    with QueueClient(queue) as worker:
+        taken = poll_until(worker, 10)
+        worker.reject(taken[0], "poison")
+        worker.ack(taken[1])
+        worker.flush()
+        producer = QueueProducer(queue)
+        for i in range(5):  # not polled: the depth
+            producer.send(b"waiting %d" % i)
+            producer.flush()  # a batch each: Tansu's end offset is its last batch's base + 1
+
+        def settled():
+            stats = operator.get(f"/api/queues/{queue.topic}/stats").json()
+            return stats["dead_letters"] >= 1 and stats["in_flight"] == 8 and stats
+
+        stats = wait_for(settled, 30, "the reject and the ack counted")
+    assert stats["depth"] == 5
+    assert stats["dead_letters"] <= 2  # offsets: the transaction's commit marker takes one
+    assert 0 <= stats["oldest_in_flight_ms"] < 60_000

@@ -30,11 +30,17 @@ def runs(offsets: Iterable[int], gap: int = SEEK_GAP) -> list[tuple[int, int]]:
 
 
 class ReadTimeout(Exception):
-    """A run of offsets could not be read in time (broker slow or away).
+    """A run of offsets could not be read in time: the broker is slow or
+    away, or the offsets lie past the partition's end.
 
     Distinct from a record that is gone: the caller must not take the
     records it did not get for deleted, or it would drop work it still owes.
+    ``found`` holds what was read before the time ran out.
     """
+
+    def __init__(self, message: str, found: dict[int, KafkaMessage]) -> None:
+        super().__init__(message)
+        self.found = found
 
 
 class OffsetReader:
@@ -86,4 +92,5 @@ class OffsetReader:
             position = self._consumer.position([tp])[0].offset
             if position > last:
                 return
-        raise ReadTimeout(f"{tp.topic}/{tp.partition} offsets {tp.offset}..{last} unread")
+        unread = f"{tp.topic}/{tp.partition} offsets {tp.offset}..{last} unread"
+        raise ReadTimeout(f"{unread} after {self.timeout} s", found)

@@ -40,6 +40,7 @@ class PartitionState:
     open: OpenSet = field(default_factory=OpenSet)
     rejected: dict[int, str] = field(default_factory=dict)  # queue offset -> reason
     committed: int = -1
+    last_read: KafkaMessage | None = None  # the newest marker read, for its timestamp
 
     @property
     def caught_up(self) -> bool:
@@ -47,6 +48,10 @@ class PartitionState:
         may still have its end marker ahead: redelivering then would be false
         (kmq issue #158)."""
         return self.next_offset >= self.catch_up_to
+
+
+# Timed-out read-backs of one partition in a row before the unread are taken for gone.
+READ_ATTEMPTS = 3
 
 
 class RedeliveryTracker(Service):
@@ -58,12 +63,16 @@ class RedeliveryTracker(Service):
         batch_size: int = 2000,
         max_wait: float = 0.02,
         commit_interval: float = 1.0,
+        read_timeout: float = 10.0,
     ) -> None:
         super().__init__()
         self.config = config
         self.batch_size = batch_size
         self.max_wait = max_wait
         self.commit_interval = commit_interval
+        self.read_timeout = read_timeout
+        # Per partition: read-backs of the same due batch that timed out in a row.
+        self._read_failures: dict[int, int] = {}
         self._states: dict[int, PartitionState] = {}
         self._consumer: Consumer | None = None
         self._reader: OffsetReader | None = None
@@ -84,6 +93,7 @@ class RedeliveryTracker(Service):
             config.topic,
             f"{config.tracker_group_id}__reader",
             config.kafka_config,
+            timeout=self.read_timeout,
         )
         try:
             self._dlq_partitions = self._partition_count(config.dlq_topic)
@@ -130,6 +140,7 @@ class RedeliveryTracker(Service):
                 continue
             offset = record.offset()
             state.next_offset = offset + 1
+            state.last_read = record
             key, value = record.key(), record.value()
             if key is not None and len(key) == 12 and value:
                 partition, queue_offset = unpack_key(key)
@@ -195,16 +206,35 @@ class RedeliveryTracker(Service):
         for state in list(self._states.values()):
             if not state.caught_up:
                 continue
-            due = state.open.pop_due(now, self.batch_size)
+            due = state.open.pop_due(self._read_until(state, now), self.batch_size)
             if due:
                 self._redeliver(state, due)
+
+    def _read_until(self, state: PartitionState, now: int) -> int:
+        """The time up to which this partition's markers are known to be read:
+        now when the tracker has read to the end, else the timestamp of the
+        newest marker read. A message due after that may have its end marker
+        in the part not read yet, so a tracker that lags behind a burst of
+        markers redelivers only what it knows was not acked in time."""
+        assert self._consumer is not None
+        last = state.last_read
+        if last is None:
+            return now
+        ends = self._consumer.get_watermark_offsets(
+            TopicPartition(self.config.markers_topic, state.partition), cached=True
+        )
+        if ends is None or ends[1] < 0 or state.next_offset >= ends[1]:
+            return now
+        return min(now, last.timestamp()[1])
 
     def _redeliver(self, state: PartitionState, due: list[int]) -> None:
         assert self._reader is not None and self._consumer is not None
         p, config, producer = state.partition, self.config, state.producer
         redelivered = dead = 0
         try:
-            originals = self._reader.read(p, due)
+            originals = self._read_originals(state, due)
+            if originals is None:
+                return
             producer.begin_transaction()
             for offset in due:
                 record = originals.get(offset)
@@ -239,7 +269,7 @@ class RedeliveryTracker(Service):
                 self._consumer.consumer_group_metadata(),
             )
             producer.commit_transaction()
-        except (KafkaException, ReadTimeout) as exc:
+        except KafkaException as exc:
             # pop_due closed the due entries; the rebuild reopens them from
             # their start markers, so nothing owed is dropped.
             log.warning("redelivery on partition %d failed (%s); rebuilding it", p, exc)
@@ -248,6 +278,28 @@ class RedeliveryTracker(Service):
         state.committed = commit
         self._redelivered += redelivered
         self._dead_lettered += dead
+
+    def _read_originals(self, state: PartitionState, due: list[int]) -> dict | None:
+        """The records to copy; None when the read timed out and the partition
+        was rebuilt to try again (pop_due closed the due entries: the rebuild
+        reopens them from their start markers). After READ_ATTEMPTS timeouts
+        in a row, what is still unread is taken for gone: a start marker for
+        an offset past the queue's end (bad input) must not stall the
+        partition for ever."""
+        assert self._reader is not None
+        p = state.partition
+        try:
+            originals = self._reader.read(p, due)
+        except ReadTimeout as exc:
+            failures = self._read_failures[p] = self._read_failures.get(p, 0) + 1
+            if failures < READ_ATTEMPTS:
+                log.warning("%s (attempt %d); rebuilding partition %d", exc, failures, p)
+                self._rebuild(state)
+                return None
+            log.error("%s (attempt %d); the unread ones are taken for gone", exc, failures)
+            originals = exc.found
+        self._read_failures.pop(p, None)
+        return originals
 
     def _produce_copy(self, producer: Producer, partition: int, out: Outgoing) -> None:
         """The copy goes back to the queue now, or, with a backoff, to the

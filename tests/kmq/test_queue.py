@@ -5,10 +5,17 @@ import random
 import time
 from collections import Counter
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
-from kmqadmin.kafka.config import producer_config
-from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
+from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kmq import (
+    Message,
+    QueueClient,
+    QueueConfig,
+    QueueProducer,
+    RedeliveryTracker,
+    markers,
+)
 from kmqadmin.kmq import headers as h
 from tests.kmq.conftest import read_all
 from tests.process import wait_for
@@ -170,3 +177,64 @@ def test_ten_thousand_messages_ninety_percent_acked(
         assert deliveries[value] == queue.max_redeliveries + 1
     assert max(deliveries.values()) <= queue.max_redeliveries + 1
     assert len(dead) == tracker.stats().dead_lettered
+
+
+def test_a_lagging_tracker_does_not_redeliver_what_was_acked_in_time(queue: QueueConfig) -> None:
+    """Start markers, 3,000 other markers, then the end markers, all stamped
+    before the deadline and made visible at once (one transaction): a tracker
+    reading them in batches of 500 is past the deadline before it reaches the
+    end markers, and must not take that for a missed ack."""
+    send(queue, 1000, partition=0)
+    tracker = RedeliveryTracker(queue, batch_size=500)
+    tracker.start()
+    try:
+        wait_for(lambda: len(tracker.stats().partitions) == 3, 30, "the tracker's partitions")
+        wait_for(lambda: tracker.stats().markers_lag == 0, 30, "the tracker caught up")
+        stamped = int(time.time() * 1000) - 10_000
+        deadline = markers.start(stamped + 100)
+        producer = Producer(producer_config(queue.bootstrap_servers, transactional_id=queue.topic))
+        producer.init_transactions(10)
+        producer.begin_transaction()
+
+        def marker(offset: int, value: bytes, at: int) -> None:
+            key = markers.encode_key(0, offset)
+            producer.produce(queue.markers_topic, value, key, 0, timestamp=at)
+
+        for offset in range(1000):
+            marker(offset, deadline, stamped)
+        for offset in range(5000, 6500):  # others' work, acked at once
+            marker(offset, deadline, stamped)
+            marker(offset, markers.END, stamped)
+        for offset in range(1000):
+            marker(offset, markers.END, stamped + 50)
+        producer.commit_transaction(10)
+        end = Consumer(consumer_config(queue.bootstrap_servers, "probe")).get_watermark_offsets(
+            TopicPartition(queue.markers_topic, 0), timeout=10
+        )[1]
+        wait_for(lambda: tracker._states[0].next_offset >= end - 1, 30, "the burst read")
+        stats = tracker.stats()
+    finally:
+        tracker.stop()
+    assert (stats.redelivered, stats.skipped, stats.in_flight) == (0, 0, 0)
+
+
+def test_a_start_marker_past_the_queue_end_is_skipped_not_a_stall(queue: QueueConfig) -> None:
+    """Bad input: no record will ever be at that offset. The tracker tries a
+    few times (a slow broker looks the same), then counts it and goes on."""
+    tracker = RedeliveryTracker(queue, read_timeout=0.5)
+    tracker.start()
+    try:
+        wait_for(lambda: len(tracker.stats().partitions) == 3, 30, "the tracker's partitions")
+        producer = Producer(producer_config(queue.bootstrap_servers))
+        bogus = markers.encode_key(0, 10_000)
+        producer.produce(queue.markers_topic, markers.start(1), bogus, 0)
+        producer.flush(10)
+        wait_for(lambda: tracker.stats().skipped == 1, 30, "the bogus marker skipped")
+        send(queue, 1, partition=0)
+        with QueueClient(queue) as client:
+            first = poll_until(client, 1)
+            again = poll_until(client, 1)  # not acked: redelivered, the partition moves on
+        assert [m.value for m in again] == [m.value for m in first]
+        assert again[0].delivery_count == 2
+    finally:
+        tracker.stop()

@@ -220,10 +220,12 @@ class RedeliveryTracker(Service):
         last = state.last_read
         if last is None:
             return now
-        ends = self._consumer.get_watermark_offsets(
-            TopicPartition(self.config.markers_topic, state.partition), cached=True
-        )
-        if ends is None or ends[1] < 0 or state.next_offset >= ends[1]:
+        tp = TopicPartition(self.config.markers_topic, state.partition)
+        ends = self._consumer.get_watermark_offsets(tp, cached=True)
+        # The position, not the next marker's offset: a transaction's commit
+        # marker takes an offset too, and is never handed out as a record.
+        position = self._consumer.position([tp])[0].offset
+        if ends is None or ends[1] < 0 or position < 0 or position >= ends[1]:
             return now
         return min(now, last.timestamp()[1])
 

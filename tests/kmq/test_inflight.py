@@ -45,8 +45,9 @@ def test_view_follows_deliveries_acks_and_pages_by_offset(queue: QueueConfig) ->
 def test_a_restarted_view_starts_at_the_trackers_committed_offsets(
     queue: QueueConfig, tracker: RedeliveryTracker
 ) -> None:
-    send(queue, 12)
-    with QueueClient(queue) as client:
+    slow = dataclasses.replace(queue, message_timeout_ms=600_000)  # none falls due meanwhile
+    send(slow, 12)
+    with QueueClient(slow) as client:
         messages = poll_until(client, 12)
         for m in messages[:8]:
             client.ack(m)

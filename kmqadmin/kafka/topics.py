@@ -3,11 +3,11 @@
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
 
 from .config import client_config
-from .errors import BrokerUnavailable
+from .errors import BrokerUnavailable, TopicMissing
 
 
 def admin_client(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> AdminClient:
@@ -28,6 +28,15 @@ def cluster_metadata(
 def partition_counts(bootstrap_servers: str, topics: list[str]) -> dict[str, int | None]:
     """Partition count per topic; None where the topic does not exist."""
     return _counts(cluster_metadata(bootstrap_servers), topics)
+
+
+def topic_partitions(client: Consumer, topic: str, timeout: float = 10.0) -> list[int]:
+    """The partition ids of ``topic``, sorted, asked through a client the
+    caller already holds; TopicMissing (naming the fix) when it does not exist."""
+    metadata = client.list_topics(topic, timeout=timeout).topics.get(topic)
+    if metadata is None or metadata.error is not None or not metadata.partitions:
+        raise TopicMissing(topic)
+    return sorted(metadata.partitions)
 
 
 def _counts(metadata: ClusterMetadata, topics: list[str]) -> dict[str, int | None]:

@@ -16,8 +16,8 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.topics import topic_partitions
 
 from . import headers
 from .config import QueueConfig
@@ -97,11 +97,7 @@ class DeadLetters:
         self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
 
     def partitions(self) -> list[int]:
-        topic = self.config.dlq_topic
-        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            raise TopicMissing(topic)
-        return sorted(metadata.partitions)
+        return topic_partitions(self._consumer, self.config.dlq_topic)
 
     def page(
         self,

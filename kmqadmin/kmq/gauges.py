@@ -14,7 +14,7 @@ import uuid
 from confluent_kafka import Consumer, TopicPartition
 
 from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.topics import topic_partitions
 
 from .config import QueueConfig
 
@@ -62,7 +62,4 @@ class QueueGauges:
             self._plain.close()
 
     def _partitions(self, topic: str) -> list[TopicPartition]:
-        metadata = self._plain.list_topics(topic, timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            raise TopicMissing(topic)
-        return [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
+        return [TopicPartition(topic, p) for p in topic_partitions(self._plain, topic)]

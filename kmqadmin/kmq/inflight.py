@@ -18,8 +18,8 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.topics import topic_partitions
 
 from . import headers, markers
 from .config import QueueConfig
@@ -137,9 +137,7 @@ class InFlightView:
         """Each markers partition from the trackers' committed offset (the
         oldest open start marker), or from the start if none is committed."""
         topic = self.config.markers_topic
-        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            raise TopicMissing(topic)
+        partitions = topic_partitions(self._consumer, topic)
         probe = Consumer(
             consumer_config(
                 self.config.bootstrap_servers,
@@ -148,9 +146,7 @@ class InFlightView:
             )
         )
         try:
-            committed = probe.committed(
-                [TopicPartition(topic, p) for p in metadata.partitions], timeout=10
-            )
+            committed = probe.committed([TopicPartition(topic, p) for p in partitions], timeout=10)
         finally:
             probe.close()  # never subscribed and never commits: the group is untouched
         return [TopicPartition(topic, tp.partition, max(tp.offset, 0)) for tp in committed]

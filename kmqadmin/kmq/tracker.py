@@ -19,6 +19,7 @@ from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
 from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.topics import topic_partitions
 from kmqadmin.scheduler import wire
 
 from . import headers, markers
@@ -96,7 +97,7 @@ class RedeliveryTracker(Service):
             timeout=self.read_timeout,
         )
         try:
-            self._dlq_partitions = self._partition_count(config.dlq_topic)
+            self._dlq_partitions = len(topic_partitions(self._consumer, config.dlq_topic))
             self._consumer.subscribe(
                 [config.markers_topic],
                 on_assign=self._on_assign,
@@ -415,15 +416,6 @@ class RedeliveryTracker(Service):
         if not deadlines:
             return self.max_wait
         return min(self.max_wait, max(0.0, (min(deadlines) - now_ms()) / 1000))
-
-    def _partition_count(self, topic: str) -> int:
-        assert self._consumer is not None
-        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
-            raise KafkaException(
-                f"topic {topic} does not exist; create it (QueueConfig.ensure_topics)"
-            )
-        return len(metadata.partitions)
 
     def _shutdown(self) -> None:
         """Releases this life's clients, also after a crash, so a restart

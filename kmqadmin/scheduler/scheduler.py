@@ -31,8 +31,10 @@ from confluent_kafka import Message as KafkaMessage
 from kmqadmin.kafka.barrier import write_barrier
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
 from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.topics import topic_partitions
 
 from . import wire
 from .config import SchedulerConfig
@@ -292,8 +294,9 @@ class Scheduler(Service):
     def _topic_exists(self, name: str) -> bool:
         assert self._consumer is not None
         if name not in self._known_topics:
-            metadata = self._consumer.list_topics(name, timeout=10).topics.get(name)
-            if metadata is None or metadata.error is not None:
+            try:
+                topic_partitions(self._consumer, name)
+            except TopicMissing:
                 return False
             self._known_topics.add(name)
         return True

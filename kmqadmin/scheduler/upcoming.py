@@ -17,8 +17,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.topics import topic_partitions
 
 from . import wire
 from .config import SchedulerConfig
@@ -48,11 +48,11 @@ class UpcomingView:
             consumer_config(config.bootstrap_servers, group, config.kafka_config)
         )
         topic = config.topic
-        metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            raise TopicMissing(topic)
         self._consumer.assign(
-            [TopicPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions]
+            [
+                TopicPartition(topic, p, OFFSET_BEGINNING)
+                for p in topic_partitions(self._consumer, topic)
+            ]
         )
         self._reader = OffsetReader(
             config.bootstrap_servers, topic, f"{group}-reader", config.kafka_config

@@ -39,6 +39,12 @@ class SchedulesAPIView(APIView):
         client.flush(10)
         return {"at": data["at"].isoformat(), "target_topic": data["target_topic"]}
 
+    def live(self, topic: str, schedule_id: str) -> Upcoming:
+        found = clients.upcoming(self.config(topic)).get(schedule_id)
+        if found is None:
+            raise NotFound(f"no live schedule {schedule_id} on {topic}")
+        return found
+
 
 class ScheduleList(SchedulesAPIView):
     @extend_schema(
@@ -76,12 +82,12 @@ class ScheduleList(SchedulesAPIView):
 class ScheduleDetail(SchedulesAPIView):
     @extend_schema(responses=s.UpcomingSerializer)
     def get(self, request: Request, topic: str, schedule_id: str) -> Response:
-        return Response(_shown(self._live(topic, schedule_id)))
+        return Response(_shown(self.live(topic, schedule_id)))
 
     @extend_schema(request=s.ScheduleSerializer, responses={200: None})
     def put(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Writes a new version: the latest version wins."""
-        before = _shown(self._live(topic, schedule_id))
+        before = _shown(self.live(topic, schedule_id))
         body = s.ScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         after = self.write(self.config(topic), schedule_id, body.validated_data)
@@ -91,25 +97,19 @@ class ScheduleDetail(SchedulesAPIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Cancels: a tombstone, so it never fires."""
-        before = _shown(self._live(topic, schedule_id))
+        before = _shown(self.live(topic, schedule_id))
         client = clients.schedule_client(self.config(topic))
         client.cancel(schedule_id)
         client.flush(10)
         audit.record(request.user, "cancel schedule", f"{topic}/{schedule_id}", before=before)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    def _live(self, topic: str, schedule_id: str) -> Upcoming:
-        found = clients.upcoming(self.config(topic)).get(schedule_id)
-        if found is None:
-            raise NotFound(f"no live schedule {schedule_id} on {topic}")
-        return found
 
-
-class FireNow(ScheduleDetail):
+class FireNow(SchedulesAPIView):
     @extend_schema(request=None, responses={200: None})
     def post(self, request: Request, topic: str, schedule_id: str) -> Response:
         """A new version due now, with the payload, key and headers it had."""
-        live = self._live(topic, schedule_id)
+        live = self.live(topic, schedule_id)
         config = self.config(topic)
         record = clients.upcoming(config).record(live)
         if record is None:

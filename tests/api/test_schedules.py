@@ -75,4 +75,5 @@ def test_bad_schedule_requests_get_a_4xx(registered: str, target: str, operator:
     assert operator.get(registered, {"after": "x"}).status_code == 400
     assert operator.put(f"{registered}missing", base, "json").status_code == 404
     assert operator.get("/api/schedules/unknown-topic/").status_code == 404
+    assert operator.delete(f"{registered}x/fire").status_code == 405  # fire is POST only
     assert client_as("viewer").post(registered, base, "json").status_code == 403

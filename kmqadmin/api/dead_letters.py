@@ -4,12 +4,12 @@ import base64
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.fields import DateTimeField
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from kmqadmin.console import audit, clients
+from kmqadmin.console import actions, clients
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.kmq import headers as h
 from kmqadmin.workers.tasks import redrive_letters
@@ -79,21 +79,8 @@ class Redrive(QueueAPIView):
     @extend_schema(request=None, responses=s.LetterSerializer)
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset."""
-        letters = clients.dead_letters(self.queue(topic).config())
-        known = int(partition) in letters.partitions()
-        letter = letters.get(int(partition), int(offset)) if known else None
-        if letter is None:
-            raise NotFound(f"no letter at {partition}/{offset} of {topic}'s DLQ")
-        letters.redrive([letter])
-        shown = _shown(letter)
-        audit.record(
-            request.user,
-            "redrive",
-            shown["id"] or f"{topic}/dlq/{partition}/{offset}",
-            before={"partition": int(partition), "offset": int(offset)},
-            after={"topic": topic},
-        )
-        return Response(shown)
+        queue = self.queue(topic)
+        return Response(_shown(actions.redrive(request.user, queue, int(partition), int(offset))))
 
 
 def _int(params, name: str, default: int | None) -> int | None:

@@ -10,6 +10,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from kmqadmin.console.actions import Missing
 from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
@@ -18,6 +19,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, KafkaException | ReadTimeout):
         detail = f"Kafka did not answer in time: {exc}; try again"
         return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, Missing):
+        return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TopicMissing):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     return drf_handler(exc, context)

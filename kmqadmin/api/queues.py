@@ -4,12 +4,12 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.console import audit, clients
+from kmqadmin.console import actions, audit, clients
 from kmqadmin.console.models import Queue
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import InFlight, QueueConfig
@@ -17,9 +17,6 @@ from kmqadmin.kmq import headers as h
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
-
-# The body field an action uses, kept in its audit entry.
-ACTION_OPTION = {"extend": "ms", "reject": "reason"}
 
 
 class PayloadTooLarge(APIException):
@@ -116,26 +113,11 @@ class MessageAction(QueueAPIView):
         responses=s.ActionDoneSerializer,
     )
     def post(self, request: Request, topic: str, message_id: str, action: str) -> Response:
-        config = self.queue(topic).config()
+        queue = self.queue(topic)
         body = s.ActionSerializer(data=request.data, context={"action": action})
         body.is_valid(raise_exception=True)
-        options = body.validated_data
-        delivery = clients.in_flight(config).find(message_id)
-        if delivery is None:
-            raise NotFound(f"message {message_id} is not in flight on {topic}")
-        writer, p, o = clients.marker_writer(config), delivery.partition, delivery.offset
-        if action == "ack":
-            writer.ack(p, o)
-        elif action == "retry":
-            writer.retry(p, o)
-        elif action == "extend":
-            writer.extend(p, o, options["ms"])
-        else:
-            writer.reject(p, o, options["reason"])
-        before = {"partition": p, "offset": o, "deadline_ms": delivery.deadline_ms}
-        field = ACTION_OPTION.get(action)
-        after = {field: options[field]} if field else None
-        audit.record(request.user, action, message_id, before=before, after=after)
+        delivery = actions.act(request.user, queue, message_id, action, **body.validated_data)
+        p, o = delivery.partition, delivery.offset
         return Response({"id": message_id, "action": action, "partition": p, "offset": o})
 
 

@@ -9,6 +9,7 @@ from .config import QueueConfig
 from .dead_letters import DeadLetters, LetterFilter
 from .gauges import QueueGauges
 from .inflight import InFlight, InFlightView
+from .lifecycle import Lifecycle, LifecycleFinder
 from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
 from .producer import QueueProducer
@@ -21,6 +22,8 @@ __all__ = [
     "InFlight",
     "InFlightView",
     "LetterFilter",
+    "Lifecycle",
+    "LifecycleFinder",
     "MarkerWriter",
     "Message",
     "QueueClient",

@@ -1,0 +1,236 @@
+"""Lifecycle: one message's story, found through its kmq-id.
+
+Every copy of a message lies in the queue partition of its first copy, at a
+higher offset, with the first copy's kmq-id; its markers lie in the markers
+partition of the same number; its dead letter in DLQ partition
+``p % dlq_partitions``. So the story is read from three seeks, each a
+capped window: from the first copy on in the queue, and from the first
+copy's time on (offsets_for_times, KIP-33) in the markers and the DLQ. A
+window that ends before its partition does makes the story ``complete=False``,
+and the page says so rather than reading on.
+"""
+
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.topics import topic_partitions
+
+from . import headers, markers
+from .config import QueueConfig
+from .markers import MarkerType
+
+# Records read at most per window: a request's read stays bounded.
+QUEUE_WINDOW = 20_000
+MARKERS_WINDOW = 100_000
+DLQ_WINDOW = 20_000
+
+_MARKER_EVENT = {
+    MarkerType.START: "started",
+    MarkerType.REDELIVER_NOW: "retry asked",
+    MarkerType.EXTEND: "extended",
+    MarkerType.REJECT: "reject asked",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    at_ms: int
+    kind: str  # produced, redelivered, started, acked, extended, dead-lettered...
+    offset: int  # of the copy it concerns (of the letter for dead-lettered)
+    detail: str = ""
+
+
+@dataclass
+class Lifecycle:
+    message_id: str
+    first: KafkaMessage  # the first copy: payload, key and headers
+    copies: list[int]  # offsets of every copy, first included
+    events: list[Event] = field(default_factory=list)
+    letter: KafkaMessage | None = None
+    complete: bool = True
+
+    @property
+    def state(self) -> str:
+        if self.letter is not None:
+            return "dead-lettered"
+        last = self.copies[-1]
+        ended = any(e.offset == last and e.kind == "acked" for e in self.events)
+        return "acked" if ended else "in flight or waiting"
+
+
+class LifecycleFinder:
+    """Thread-safe: web requests share one per queue."""
+
+    def __init__(self, config: QueueConfig) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        group = f"{config.tracker_group_id}__lifecycle-{uuid.uuid4().hex[:8]}"
+        self._consumer = Consumer(
+            consumer_config(
+                config.bootstrap_servers, group, {"fetch.wait.max.ms": 5, **config.kafka_config}
+            )
+        )
+
+    def find(self, message_id: str) -> Lifecycle | None:
+        """The story of ``message_id``, or None if it names no record of this
+        queue (a malformed id, another topic, or a first copy gone)."""
+        try:
+            topic, partition_text, offset_text = message_id.rsplit("/", 2)
+            partition, offset = int(partition_text), int(offset_text)
+        except ValueError:
+            return None
+        if topic != self.config.topic or partition < 0 or offset < 0:
+            return None
+        with self._lock:
+            return self._find(message_id, partition, offset)
+
+    def close(self) -> None:
+        with self._lock:
+            self._consumer.close()
+
+    def _find(self, message_id: str, partition: int, offset: int) -> Lifecycle | None:
+        config, wanted = self.config, message_id.encode()
+        if partition not in topic_partitions(self._consumer, config.topic):
+            return None
+        found: list[KafkaMessage] = []
+
+        def is_copy(record: KafkaMessage) -> bool:
+            if record.offset() == offset:
+                return True
+            return headers.find(record.headers(), headers.MESSAGE_ID) == wanted
+
+        complete = self._window(config.topic, partition, offset, QUEUE_WINDOW, is_copy, found)
+        if not found or found[0].offset() != offset:
+            return None
+        story = Lifecycle(message_id, found[0], [r.offset() for r in found], complete=complete)
+        since = found[0].timestamp()[1]
+        story.complete &= self._read_markers(story, partition, since)
+        story.complete &= self._read_letter(story, partition, since, wanted)
+        story.events.extend(_produced(found))
+        story.events.sort(key=lambda e: (e.at_ms, e.offset))
+        return story
+
+    def _read_markers(self, story: Lifecycle, partition: int, since_ms: int) -> bool:
+        copies = set(story.copies)
+        later = {a: b for a, b in zip(story.copies, story.copies[1:], strict=False)}
+        found: list[KafkaMessage] = []
+
+        def concerns(record: KafkaMessage) -> bool:
+            try:
+                p, o = markers.decode_key(record.key())
+            except markers.MarkerError:
+                return False
+            return p == partition and o in copies
+
+        topic = self.config.markers_topic
+        start = self._offset_at(topic, partition, since_ms)
+        complete = self._window(topic, partition, start, MARKERS_WINDOW, concerns, found)
+        for record in found:
+            _, copy = markers.decode_key(record.key())
+            try:
+                kind, deadline, extra = markers.decode_value(record.value())
+            except markers.MarkerError:
+                continue
+            story.events.append(_marker_event(record, copy, kind, deadline, extra, later))
+        return complete
+
+    def _read_letter(self, story: Lifecycle, partition: int, since_ms: int, wanted: bytes) -> bool:
+        topic = self.config.dlq_topic
+        dlq_partitions = topic_partitions(self._consumer, topic)
+        dlq_partition = partition % len(dlq_partitions)
+        found: list[KafkaMessage] = []
+
+        def is_letter(record: KafkaMessage) -> bool:
+            return headers.find(record.headers(), headers.MESSAGE_ID) == wanted
+
+        start = self._offset_at(topic, dlq_partition, since_ms)
+        complete = self._window(topic, dlq_partition, start, DLQ_WINDOW, is_letter, found)
+        if found:
+            story.letter = letter = found[0]
+            reason = headers.find(letter.headers(), headers.DLQ_REASON) or b""
+            _mark_dead(story, reason.decode(errors="replace"))
+        return complete
+
+    def _offset_at(self, topic: str, partition: int, since_ms: int) -> int:
+        """The first offset at or after ``since_ms``, or the partition's start."""
+        tp = TopicPartition(topic, partition, since_ms)
+        found = self._consumer.offsets_for_times([tp], timeout=10)[0].offset
+        if found >= 0:
+            return found
+        return self._consumer.get_watermark_offsets(tp, timeout=10)[0]
+
+    def _window(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        budget: int,
+        keep: Callable[[KafkaMessage], bool],
+        found: list[KafkaMessage],
+    ) -> bool:
+        """Reads up to ``budget`` records from ``start``; True if it reached the
+        partition's end. Past the reported end it waits only briefly: some
+        brokers (Tansu) report the end short of the last batch's records."""
+        tp = TopicPartition(topic, partition, start)
+        high = self._consumer.get_watermark_offsets(tp, timeout=10)[1]
+        self._consumer.assign([tp])
+        position = start
+        try:
+            while budget > 0:
+                records = self._consumer.consume(min(budget, 1000), 0.05 if position >= high else 1)
+                if not records:
+                    return True
+                for record in records:
+                    if record.error() is None:
+                        position, budget = record.offset() + 1, budget - 1
+                        if keep(record):
+                            found.append(record)
+            return position >= high
+        finally:
+            self._consumer.unassign()
+
+
+def _mark_dead(story: Lifecycle, reason: str) -> None:
+    """The last copy's end marker was written with the letter (one
+    transaction): it is the move to the DLQ, not an ack."""
+    last = story.copies[-1]
+    for i, event in enumerate(story.events):
+        if event.kind == "acked" and event.offset == last:
+            story.events[i] = Event(event.at_ms, "dead-lettered", last, reason)
+            return
+    letter = story.letter
+    story.events.append(Event(letter.timestamp()[1], "dead-lettered", last, reason))
+
+
+def _produced(copies: list[KafkaMessage]) -> list[Event]:
+    events = []
+    for n, record in enumerate(copies):
+        kind = "produced" if n == 0 else "redelivered"
+        detail = "log append time" if record.timestamp()[0] == 2 else "create time"
+        events.append(Event(record.timestamp()[1], kind, record.offset(), detail))
+    return events
+
+
+def _marker_event(
+    record: KafkaMessage,
+    copy: int,
+    kind: MarkerType,
+    deadline: int,
+    extra: bytes,
+    later: dict[int, int],
+) -> Event:
+    at = record.timestamp()[1]
+    if kind is MarkerType.END:
+        if copy in later:
+            return Event(at, "ended by redelivery", copy, f"next copy at offset {later[copy]}")
+        return Event(at, "acked", copy)
+    detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
+    if deadline:
+        detail = f"deadline {deadline}"
+    return Event(at, _MARKER_EVENT[kind], copy, detail)

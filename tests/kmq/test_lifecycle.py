@@ -1,0 +1,54 @@
+"""LifecycleFinder: a message's story, read from the queue, markers and DLQ."""
+
+from kmqadmin.kmq import LifecycleFinder, QueueClient, QueueConfig, RedeliveryTracker
+from tests.kmq.test_queue import dlq, poll_until, send
+from tests.process import wait_for
+
+
+def test_story_of_an_acked_and_of_a_dead_lettered_message(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    send(queue, 2)
+    with QueueClient(queue) as client:
+        first, doomed = sorted(poll_until(client, 2), key=lambda m: m.value)
+        client.ack(first)
+        client.release(doomed)  # redelivered: copy 2
+        [copy] = poll_until(client, 1)
+        assert copy.id == doomed.id
+        client.reject(copy, "poison")
+        wait_for(lambda: len(dlq(queue)) == 1, 30, "the dead letter")
+    finder = LifecycleFinder(queue)
+    try:
+        acked = finder.find(first.id)
+        assert acked is not None and acked.complete
+        assert acked.state == "acked"
+        assert [e.kind for e in acked.events] == ["produced", "started", "acked"]
+        assert acked.first.value() == first.value
+
+        dead = wait_for(lambda: _with_letter(finder, doomed.id), 20, "the letter found")
+        assert dead.state == "dead-lettered"
+        assert dead.copies == [doomed.offset, copy.offset]
+        kinds = [e.kind for e in dead.events]
+        assert kinds[0] == "produced" and kinds[-1] == "dead-lettered"
+        assert kinds.count("started") == 2 and "redelivered" in kinds
+        assert "retry asked" in kinds and "reject asked" in kinds
+        assert dead.events[-1].detail == "rejected"
+    finally:
+        finder.close()
+
+
+def test_ids_that_name_no_message(queue: QueueConfig) -> None:
+    send(queue, 1)
+    finder = LifecycleFinder(queue)
+    try:
+        assert finder.find("nonsense") is None
+        assert finder.find("other-topic/0/0") is None
+        assert finder.find(f"{queue.topic}/99/0") is None  # no such partition
+        assert finder.find(f"{queue.topic}/0/999") is None  # no such offset
+    finally:
+        finder.close()
+
+
+def _with_letter(finder: LifecycleFinder, message_id: str):
+    story = finder.find(message_id)
+    return story if story is not None and story.letter is not None else None

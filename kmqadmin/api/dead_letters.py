@@ -1,17 +1,15 @@
 """The REST API for a queue's DLQ: browse with filters, redrive one letter."""
 
-import base64
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
-from rest_framework.fields import DateTimeField
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from kmqadmin.console import actions, clients
+from kmqadmin.console.forms import LetterFilterForm
+from kmqadmin.console.letters import shown
 from kmqadmin.kmq import LetterFilter
-from kmqadmin.kmq import headers as h
 from kmqadmin.workers.tasks import redrive_letters
 
 from . import serializers as s
@@ -49,7 +47,7 @@ class LetterList(QueueAPIView):
         return Response(
             {
                 "partitions": partitions,
-                "results": [_shown(letter) for letter in page.letters],
+                "results": [shown(letter) for letter in page.letters],
                 "next": page.next_offset,
             }
         )
@@ -80,7 +78,7 @@ class Redrive(QueueAPIView):
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset."""
         queue = self.queue(topic)
-        return Response(_shown(actions.redrive(request.user, queue, int(partition), int(offset))))
+        return Response(shown(actions.redrive(request.user, queue, int(partition), int(offset))))
 
 
 def _int(params, name: str, default: int | None) -> int | None:
@@ -93,56 +91,9 @@ def _int(params, name: str, default: int | None) -> int | None:
         raise ValidationError({name: "not a number"}) from None
 
 
-def _since(text: str | None) -> int | None:
-    if not text:
-        return None
-    try:
-        return round(DateTimeField().to_internal_value(text).timestamp() * 1000)
-    except ValidationError:
-        raise ValidationError({"since": "expected ISO 8601, e.g. 2026-11-22T10:00:00Z"}) from None
-
-
 def letter_filter(params) -> LetterFilter:
-    """The filter the query (or body) parameters ask for."""
-    header = None
-    if text := params.get("header"):
-        name, sep, value = text.partition("=")
-        if not sep or not name:
-            raise ValidationError({"header": "expected NAME=VALUE"})
-        header = (name, value.encode())
-
-    def given(name: str) -> bytes | None:
-        return text.encode() if (text := params.get(name)) else None
-
-    return LetterFilter(
-        key=given("key"),
-        reason=given("reason"),
-        header=header,
-        contains=given("contains"),
-        since_ms=_since(params.get("since")),
-    )
-
-
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode(errors="replace")
-
-
-def _shown(letter) -> dict:
-    record_headers = letter.headers() or []
-    value, encoding = letter.value(), "utf-8"
-    try:
-        shown_value = None if value is None else value.decode()
-    except UnicodeDecodeError:
-        shown_value, encoding = base64.b64encode(value).decode(), "base64"
-    return {
-        "partition": letter.partition(),
-        "offset": letter.offset(),
-        "timestamp_ms": letter.timestamp()[1],
-        "id": _text(h.find(record_headers, h.MESSAGE_ID)),
-        "reason": _text(h.find(record_headers, h.DLQ_REASON)),
-        "detail": _text(h.find(record_headers, h.DLQ_DETAIL)),
-        "key": _text(letter.key()),
-        "value": shown_value,
-        "encoding": encoding,
-        "headers": {k: _text(v) or "" for k, v in record_headers},
-    }
+    """The filter the query parameters ask for (the console's filter form)."""
+    form = LetterFilterForm(params)
+    if not form.is_valid():
+        raise ValidationError({name: errors for name, errors in form.errors.items()})
+    return form.letter_filter()

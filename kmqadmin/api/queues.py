@@ -10,10 +10,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console import actions, audit, clients
+from kmqadmin.console.inflight import in_flight_page
 from kmqadmin.console.models import Queue
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kmq import InFlight, QueueConfig
-from kmqadmin.kmq import headers as h
+from kmqadmin.console.stats import queue_stats
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -70,18 +69,7 @@ class QueueStats(QueueAPIView):
     def get(self, request: Request, topic: str) -> Response:
         """Depth, in flight, the oldest delivery's age and the DLQ's size:
         offsets and the in-flight view only, no records read."""
-        config = self.queue(topic).config()
-        gauges, view = clients.gauges(config), clients.in_flight(config)
-        oldest = view.oldest_deadline()
-        started = None if oldest is None else oldest - config.message_timeout_ms
-        return Response(
-            {
-                "depth": gauges.depth(),
-                "in_flight": view.count(),
-                "oldest_in_flight_ms": None if started is None else max(0, now_ms() - started),
-                "dead_letters": gauges.dead_letters(),
-            }
-        )
+        return Response(queue_stats(self.queue(topic)).as_dict())
 
 
 class InFlightList(QueueAPIView):
@@ -94,14 +82,11 @@ class InFlightList(QueueAPIView):
     )
     def get(self, request: Request, topic: str) -> Response:
         """A page of deliveries in flight, in (partition, offset) order."""
-        config = self.queue(topic).config()
         after, limit = _cursor(request.query_params.get("after")), page_limit(request)
-        view = clients.in_flight(config)
-        page = view.page(limit, after)
-        records = view.records(page)
-        results = [_describe(config, d, records.get((d.partition, d.offset))) for d in page]
-        cursor = f"{page[-1].partition}:{page[-1].offset}" if len(page) == limit else None
-        return Response({"count": view.count(), "results": results, "next": cursor})
+        page = in_flight_page(self.queue(topic), limit, after)
+        last = page.rows[-1] if page.rows else None
+        cursor = f"{last['partition']}:{last['offset']}" if len(page.rows) == limit else None
+        return Response({"count": page.count, "results": page.rows, "next": cursor})
 
 
 class MessageAction(QueueAPIView):
@@ -129,29 +114,3 @@ def _cursor(text: str | None) -> tuple[int, int] | None:
         return int(partition), int(offset)
     except ValueError:
         raise ValidationError({"after": "expected PARTITION:OFFSET, e.g. 2:1500"}) from None
-
-
-def _describe(config: QueueConfig, delivery: InFlight, record) -> dict:
-    """What a page shows of a delivery; its record may be gone (retention)."""
-    record_headers = record.headers() if record is not None else None
-    stable = h.find(record_headers, h.MESSAGE_ID)
-    key = record.key() if record is not None else None
-    return {
-        "id": stable.decode(errors="replace")
-        if stable
-        else h.message_id(config.topic, delivery.partition, delivery.offset),
-        "partition": delivery.partition,
-        "offset": delivery.offset,
-        "delivery_count": _delivery_count(record_headers),
-        "deadline_ms": delivery.deadline_ms,
-        "key": key.decode(errors="replace") if key is not None else None,
-    }
-
-
-def _delivery_count(record_headers: list | None) -> int:
-    """As QueueClient counts: a malformed count is taken for a first delivery."""
-    try:
-        count = h.find(record_headers, h.REDELIVERY_COUNT)
-        return (h.decode_count(count) if count else 0) + 1
-    except h.HeaderError:
-        return 1

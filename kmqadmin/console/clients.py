@@ -12,6 +12,7 @@ from collections.abc import Callable
 from kmqadmin.kmq import (
     DeadLetters,
     InFlightView,
+    LifecycleFinder,
     MarkerWriter,
     QueueConfig,
     QueueGauges,
@@ -64,3 +65,7 @@ def upcoming(config: SchedulerConfig) -> UpcomingView:
 
 def schedule_client(config: SchedulerConfig) -> ScheduleClient:
     return _kept(ScheduleClient, config)
+
+
+def lifecycle(config: QueueConfig) -> LifecycleFinder:
+    return _kept(LifecycleFinder, config)

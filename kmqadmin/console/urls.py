@@ -1,10 +1,36 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from . import views
+from .views import audit, dashboard, dead_letters, health, queues, registry, schedules, tasks
 
 app_name = "console"
 
+TOPIC = r"(?P<topic>[a-zA-Z0-9._-]{1,249})"
+
 urlpatterns = [
-    path("", views.index, name="index"),
-    path("healthz", views.healthz, name="healthz"),
+    path("", dashboard.index, name="index"),
+    path("healthz", health.healthz, name="healthz"),
+    path("audit/", audit.log, name="audit"),
+    path("tasks/<str:task_id>", tasks.progress, name="task"),
+    path("registry/", registry.index, name="registry"),
+    path("registry/<str:kind>/new", registry.register, name="register"),
+    path("registry/<str:kind>/<int:pk>", registry.register, name="edit-registered"),
+    re_path(rf"^queues/{TOPIC}/$", queues.detail, name="queue"),
+    re_path(rf"^queues/{TOPIC}/replay$", queues.replay, name="replay"),
+    re_path(rf"^queues/{TOPIC}/purge$", queues.purge, name="purge"),
+    re_path(rf"^queues/{TOPIC}/topics$", queues.create_topics, name="create-topics"),
+    re_path(rf"^queues/{TOPIC}/act/(?P<action>[a-z]+)$", queues.act, name="act"),
+    # A kmq-id holds slashes: topic/partition/offset.
+    re_path(rf"^queues/{TOPIC}/messages/(?P<message_id>.+)$", queues.message, name="message"),
+    re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.browse, name="dlq"),
+    re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.bulk_redrive, name="bulk-redrive"),
+    path(
+        "queues/<str:topic>/dlq/<int:partition>/<int:offset>/redrive",
+        dead_letters.redrive,
+        name="redrive",
+    ),
+    re_path(rf"^schedules/{TOPIC}/$", schedules.upcoming, name="schedules"),
+    re_path(rf"^schedules/{TOPIC}/new$", schedules.edit, name="new-schedule"),
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/edit$", schedules.edit, name="edit-schedule"),
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/cancel$", schedules.cancel, name="cancel"),
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/fire$", schedules.fire, name="fire"),
 ]

@@ -1,8 +1,11 @@
 """What a due message becomes: a redelivered copy, or a dead letter."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.checked_producer import CheckedProducer
 
 from . import headers
 from .headers import Headers
@@ -66,3 +69,18 @@ def _dead(
         record.timestamp()[1],
         0,
     )
+
+
+def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMessage]) -> None:
+    """Records back onto the queue as fresh messages (redrive, replay): key,
+    value and kmq-id kept (a first copy's is its coordinates), delivery count
+    and DLQ reason dropped. One wait for the broker, however many records."""
+    for record in records:
+        original = record.headers()
+        stable = (
+            headers.find(original, headers.MESSAGE_ID)
+            or headers.message_id(record.topic(), record.partition(), record.offset()).encode()
+        )
+        kept = headers.replace(headers.fresh(original), {headers.MESSAGE_ID: stable})
+        producer.produce(topic, key=record.key(), value=record.value(), headers=kept)
+    producer.flush(30)

@@ -21,11 +21,10 @@ from kmqadmin.kafka.topics import topic_partitions
 
 from . import headers
 from .config import QueueConfig
+from .copies import send_again
 
 # A page reads at most this many records per record it may return.
 SCAN_FACTOR = 20
-# Headers a redriven message does not take back to the queue: it starts over.
-_DROPPED_ON_REDRIVE = frozenset((headers.REDELIVERY_COUNT, headers.DLQ_REASON, headers.DLQ_DETAIL))
 
 
 @dataclass(frozen=True)
@@ -132,15 +131,8 @@ class DeadLetters:
             return self._reader.read(partition, [offset]).get(offset)
 
     def redrive(self, letters: Iterable[KafkaMessage]) -> None:
-        """Back to the queue as fresh messages: key, value and headers kept,
-        kmq-id kept (a message's history stays one story), delivery count and
-        DLQ reason dropped. One wait for the broker, however many letters."""
-        for letter in letters:
-            kept = [(k, v) for k, v in letter.headers() or () if k not in _DROPPED_ON_REDRIVE]
-            self._producer.produce(
-                self.config.topic, key=letter.key(), value=letter.value(), headers=kept
-            )
-        self._producer.flush(30)
+        """Back to the queue as fresh messages, delivery count reset."""
+        send_again(self._producer, self.config.topic, letters)
 
     def bounds(self, partition: int) -> tuple[int, int]:
         """The partition's low and high watermarks, to tell progress."""

@@ -48,3 +48,14 @@ def replace(headers: Headers | None, updates: dict[str, bytes]) -> Headers:
     """``headers`` with ``updates`` set, every other header kept in order."""
     kept = [(k, v) for k, v in headers or () if k not in updates]
     return kept + list(updates.items())
+
+
+# What a message sent again as new (redriven, replayed) does not keep: it starts over.
+_STARTS_OVER = frozenset((REDELIVERY_COUNT, DLQ_REASON, DLQ_DETAIL))
+
+
+def fresh(headers: Headers | None) -> Headers:
+    """The headers of a copy that starts over: kmq-id and the user's own
+    headers kept (the message's history stays one story), its delivery
+    count and DLQ reason dropped."""
+    return [(k, v) for k, v in headers or () if k not in _STARTS_OVER]

@@ -6,6 +6,7 @@ the markers topic that the owning tracker applies in order.
 """
 
 import time
+from collections.abc import Iterable
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
 
@@ -21,6 +22,12 @@ class MarkerWriter:
     def ack(self, partition: int, offset: int) -> None:
         self._write(partition, offset, markers.END)
 
+    def ack_all(self, deliveries: Iterable[tuple[int, int]]) -> None:
+        """End markers for many (partition, offset)s, with one wait for the broker."""
+        for partition, offset in deliveries:
+            self._produce(partition, offset, markers.END)
+        self._producer.flush(30)
+
     def retry(self, partition: int, offset: int) -> None:
         """Redelivered now, counting as a delivery."""
         self._write(partition, offset, markers.REDELIVER_NOW)
@@ -35,10 +42,13 @@ class MarkerWriter:
 
     def _write(self, partition: int, offset: int, value: bytes) -> None:
         """Written and acknowledged before it returns: the caller reports it done."""
+        self._produce(partition, offset, value)
+        self._producer.flush(10)
+
+    def _produce(self, partition: int, offset: int, value: bytes) -> None:
         self._producer.produce(
             self.config.markers_topic,
             key=markers.encode_key(partition, offset),
             value=value,
             partition=partition,
         )
-        self._producer.flush(10)

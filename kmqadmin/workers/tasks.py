@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from kmqadmin.console import audit
 from kmqadmin.console.models import Queue
 from kmqadmin.kmq import DeadLetters, LetterFilter
+from kmqadmin.kmq.replay import Replayer, purge
 
 PAGE = 500
 
@@ -41,12 +42,48 @@ def redrive_letters(
             start = page.next_offset
     finally:
         letters.close()
-    user = get_user_model().objects.filter(pk=user_id).first()
     target = f"{queue.topic}/dlq/{partition}"
-    audit.record(
-        user, "bulk redrive", target, before={"filter": match}, after={"redriven": redriven}
-    )
+    _audit(user_id, "bulk redrive", target, before={"filter": match}, after={"redriven": redriven})
     return _progress(redriven, high, low, high)
+
+
+@shared_task(bind=True)
+def replay_range(self: Task, queue_id: int, span: dict, user_id: int | None) -> dict:
+    """A range of the queue sent again as fresh messages; ``span`` holds
+    partition (None: all), start / end offsets or since_ms / until_ms."""
+    queue = Queue.objects.select_related("cluster").get(pk=queue_id)
+    replayer = Replayer(queue.config())
+    sent = 0
+    try:
+        spans = replayer.spans(**span)
+        total = max(sum(s.size for s in spans), 1)
+        done = 0
+        for s in spans:
+            before = sent
+            for position, sent_here in replayer.replay(s):
+                sent = before + sent_here
+                fraction = round(min(1.0, (done + position - s.start) / total), 3)
+                self.update_state(state="PROGRESS", meta={"replayed": sent, "fraction": fraction})
+            done += s.size
+    finally:
+        replayer.close()
+    _audit(user_id, "replay", queue.topic, before={"span": span}, after={"replayed": sent})
+    return {"replayed": sent, "fraction": 1.0}
+
+
+@shared_task(bind=True)
+def purge_queue(self: Task, queue_id: int, user_id: int | None) -> dict:
+    """The workers' group past every message, and what is in flight acked."""
+    queue = Queue.objects.select_related("cluster").get(pk=queue_id)
+    self.update_state(state="PROGRESS", meta={"fraction": 0.0})
+    done = purge(queue.config())
+    _audit(user_id, "purge", queue.topic, after=done)
+    return done | {"fraction": 1.0}
+
+
+def _audit(user_id: int | None, action: str, target: str, **states: object) -> None:
+    user = get_user_model().objects.filter(pk=user_id).first()
+    audit.record(user, action, target, **states)
 
 
 def _progress(redriven: int, position: int, low: int, high: int) -> dict:

@@ -1,0 +1,160 @@
+"""Forms of the console; the API reuses the DLQ filter so both read it alike."""
+
+from datetime import UTC, datetime
+
+from django import forms
+
+from kmqadmin.kmq import LetterFilter
+
+from .models import Cluster, Queue, ScheduleTopic
+
+TOPIC_NAME = r"^[a-zA-Z0-9._-]{1,249}$"
+
+
+class ClusterForm(forms.ModelForm):
+    class Meta:
+        model = Cluster
+        fields = ["name", "bootstrap_servers"]
+
+
+class QueueForm(forms.ModelForm):
+    topic = forms.RegexField(TOPIC_NAME, max_length=249)
+
+    class Meta:
+        model = Queue
+        fields = [
+            "cluster",
+            "topic",
+            "group_id",
+            "partitions",
+            "message_timeout_ms",
+            "max_redeliveries",
+            "backoff_initial_ms",
+            "backoff_multiplier",
+            "backoff_max_ms",
+        ]
+
+
+class ScheduleTopicForm(forms.ModelForm):
+    topic = forms.RegexField(TOPIC_NAME, max_length=249)
+
+    class Meta:
+        model = ScheduleTopic
+        fields = ["cluster", "topic", "group_id", "partitions"]
+
+
+class ActionForm(forms.Form):
+    """ack / retry / extend / reject from the queue page."""
+
+    message_id = forms.CharField(max_length=1000)
+    ms = forms.IntegerField(min_value=1, max_value=7 * 24 * 3_600_000, required=False)
+    reason = forms.CharField(max_length=500, required=False)
+
+
+class LetterFilterForm(forms.Form):
+    """Which DLQ letters: every field given must hold."""
+
+    partition = forms.IntegerField(min_value=0, required=False)
+    start = forms.IntegerField(min_value=0, required=False, label="from offset")
+    since = forms.DateTimeField(
+        required=False,
+        help_text="ISO 8601, UTC unless it says",
+        error_messages={"invalid": "expected ISO 8601, e.g. 2026-11-22T10:00:00Z"},
+    )
+    key = forms.CharField(required=False, help_text="key contains")
+    reason = forms.CharField(required=False, help_text="kmq-dlq-reason is")
+    header = forms.RegexField(
+        r"^[^=]+=",
+        required=False,
+        help_text="NAME=VALUE",
+        error_messages={"invalid": "expected NAME=VALUE"},
+    )
+    contains = forms.CharField(required=False, help_text="payload contains")
+
+    def letter_filter(self) -> LetterFilter:
+        data = self.cleaned_data
+        header = None
+        if data["header"]:
+            name, _, value = data["header"].partition("=")
+            header = (name, value.encode())
+        since = data["since"]
+        return LetterFilter(
+            key=_given(data["key"]),
+            reason=_given(data["reason"]),
+            header=header,
+            contains=_given(data["contains"]),
+            since_ms=None if since is None else round(since.timestamp() * 1000),
+        )
+
+
+class ScheduleForm(forms.Form):
+    """A schedule version; the id only when creating one."""
+
+    id = forms.CharField(max_length=1000)
+    at = forms.DateTimeField(help_text="UTC, e.g. 2026-11-22 10:00:00")
+    target_topic = forms.RegexField(TOPIC_NAME, max_length=249)
+    key = forms.CharField(required=False)
+    value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
+
+    def schedule(self) -> dict:
+        """What actions.write_schedule takes."""
+        data = self.cleaned_data
+        at = data["at"] if data["at"].tzinfo else data["at"].replace(tzinfo=UTC)
+        return {
+            "at": at,
+            "target_topic": data["target_topic"],
+            "payload": data["value"].encode(),
+            "key": data["key"] or None,
+            "headers": {},
+        }
+
+    @classmethod
+    def for_edit(cls, schedule_id: str, due_ms: int, target_topic: str) -> "ScheduleForm":
+        at = datetime.fromtimestamp(due_ms / 1000, UTC)
+        return cls(initial={"id": schedule_id, "at": at, "target_topic": target_topic})
+
+
+class AuditFilterForm(forms.Form):
+    user = forms.CharField(required=False)
+    action = forms.CharField(required=False)
+    target = forms.CharField(required=False, help_text="contains")
+    since = forms.DateTimeField(required=False)
+
+
+class ReplayForm(forms.Form):
+    """Copies of a range of queue records, sent again as fresh messages."""
+
+    partition = forms.IntegerField(min_value=0, required=False, help_text="blank: all")
+    from_offset = forms.IntegerField(min_value=0, required=False)
+    to_offset = forms.IntegerField(min_value=0, required=False, help_text="exclusive")
+    since = forms.DateTimeField(required=False, help_text="or by time (UTC)")
+    until = forms.DateTimeField(required=False)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        by_offset = data.get("from_offset") is not None
+        by_time = data.get("since") is not None
+        if by_offset == by_time:
+            raise forms.ValidationError("give either a from offset or a since time")
+        if by_offset and data.get("partition") is None:
+            raise forms.ValidationError("an offset range needs its partition")
+        return data
+
+    def span(self) -> dict:
+        """What the replay job takes (JSON, epoch ms)."""
+        data = self.cleaned_data
+        return {
+            "partition": data["partition"],
+            "start": data["from_offset"],
+            "end": data["to_offset"],
+            "since_ms": _ms(data["since"]),
+            "until_ms": _ms(data["until"]),
+        }
+
+
+def _given(text: str) -> bytes | None:
+    return text.encode() if text else None
+
+
+def _ms(at: datetime | None) -> int | None:
+    return None if at is None else round(at.timestamp() * 1000)

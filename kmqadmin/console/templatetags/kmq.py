@@ -1,0 +1,72 @@
+"""Template filters for Kafka's shapes: epoch milliseconds, deadlines, payloads."""
+
+import json
+import string
+from datetime import UTC, datetime
+
+from django import template
+
+from kmqadmin.kafka.clock import now_ms
+
+register = template.Library()
+
+# Payloads longer than this are cut on the page (the API gives them whole).
+SHOWN_BYTES = 16_384
+_PRINTABLE = frozenset(string.printable)
+
+
+@register.filter
+def ms_datetime(ms: int | None) -> datetime | None:
+    return None if not ms else datetime.fromtimestamp(ms / 1000, UTC)
+
+
+@register.filter
+def countdown(deadline_ms: int) -> str:
+    """'due' once passed (0 is a retry or reject asked for), else 'in 12 s'."""
+    left = (deadline_ms - now_ms()) // 1000 if deadline_ms else -1
+    if left < 0:
+        return "due"
+    return f"in {left} s" if left < 120 else f"in {left // 60} min"
+
+
+@register.filter
+def age(ms: int | None) -> str:
+    if ms is None:
+        return "—"
+    seconds = ms // 1000
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
+
+
+@register.filter
+def payload(value: bytes | None) -> dict:
+    """How to show a payload: JSON pretty-printed, text as is, else hex."""
+    if value is None:
+        return {"kind": "null", "text": "(null)"}
+    data = value[:SHOWN_BYTES]
+    cut = len(value) - len(data)
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return {"kind": "hex", "text": _hex(data), "cut": cut}
+    try:
+        return {"kind": "json", "text": json.dumps(json.loads(text), indent=2), "cut": cut}
+    except ValueError:
+        pass
+    if all(c in _PRINTABLE or c.isprintable() for c in text):
+        return {"kind": "text", "text": text, "cut": cut}
+    return {"kind": "hex", "text": _hex(data), "cut": cut}
+
+
+@register.filter
+def text(data: bytes | None) -> str:
+    return "" if data is None else data.decode(errors="replace")
+
+
+def _hex(data: bytes) -> str:
+    """16 bytes a line: offset, hex, printable ASCII."""
+    lines = []
+    for at in range(0, len(data), 16):
+        chunk = data[at : at + 16]
+        ascii_ = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{at:08x}  {chunk.hex(' '):<47}  {ascii_}")
+    return "\n".join(lines)

@@ -1,0 +1,32 @@
+"""The audit log, filtered and paged in the database."""
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..decorators import viewer
+from ..forms import AuditFilterForm
+from ..models import AuditEntry
+
+PAGE = 50
+
+
+@viewer
+def log(request: HttpRequest) -> HttpResponse:
+    entries = AuditEntry.objects.select_related("user")
+    form = AuditFilterForm(request.GET)
+    if form.is_valid():
+        data = form.cleaned_data
+        if data["user"]:
+            entries = entries.filter(user__username=data["user"])
+        if data["action"]:
+            entries = entries.filter(action=data["action"])
+        if data["target"]:
+            entries = entries.filter(target__contains=data["target"])
+        if data["since"]:
+            entries = entries.filter(at__gte=data["since"])
+    page = Paginator(entries, PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "page": page, "query": query.urlencode()}
+    return render(request, "console/audit.html", context)

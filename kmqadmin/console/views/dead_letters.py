@@ -1,0 +1,67 @@
+"""The DLQ browser: a filtered page from a seek, per-letter and bulk redrive."""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
+
+from kmqadmin.workers.tasks import redrive_letters
+
+from .. import actions, clients
+from ..decorators import operator, viewer
+from ..forms import LetterFilterForm
+from ..letters import shown
+from .flash import flash
+from .queues import queue_or_404
+
+PAGE = 25
+
+
+@viewer
+def browse(request: HttpRequest, topic: str) -> HttpResponse:
+    queue = queue_or_404(topic)
+    letters = clients.dead_letters(queue.config())
+    form = LetterFilterForm(request.GET)
+    partitions = letters.partitions()
+    page = None
+    if form.is_valid():
+        partition = form.cleaned_data["partition"] or 0
+        if partition in partitions:
+            page = letters.page(
+                partition, PAGE, start=form.cleaned_data["start"], match=form.letter_filter()
+            )
+        else:
+            form.add_error("partition", f"one of {partitions}")
+    context = {
+        "queue": queue,
+        "form": form,
+        "partitions": partitions,
+        "letters": [shown(letter) for letter in page.letters] if page else [],
+        "next": page.next_offset if page else None,
+        "query": request.GET.copy(),
+    }
+    return render(request, "console/dead_letters.html", context)
+
+
+@operator
+@require_POST
+def redrive(request: HttpRequest, topic: str, partition: int, offset: int) -> HttpResponse:
+    queue = queue_or_404(topic)
+    try:
+        actions.redrive(request.user, queue, partition, offset)
+    except actions.Missing as exc:
+        return flash(request, str(exc), ok=False, status=404)
+    return flash(request, f"redriven: letter {partition}/{offset} is back on {topic}")
+
+
+@operator
+@require_POST
+def bulk_redrive(request: HttpRequest, topic: str) -> HttpResponse:
+    """Every letter matching the filter, as a job with a progress bar."""
+    queue = queue_or_404(topic)
+    form = LetterFilterForm(request.POST)
+    if not form.is_valid():
+        return flash(request, form.errors.as_text(), ok=False, status=400)
+    partition = form.cleaned_data["partition"] or 0
+    match = form.letter_filter().to_json()
+    job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
+    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})

@@ -1,0 +1,87 @@
+"""A queue's page (live in-flight table) and the actions on its messages."""
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from kmqadmin.workers.tasks import purge_queue, replay_range
+
+from .. import actions, clients
+from ..decorators import admin, operator, viewer
+from ..forms import ActionForm, ReplayForm
+from ..models import Queue
+from .flash import flash
+
+
+def queue_or_404(topic: str) -> Queue:
+    return get_object_or_404(Queue.objects.select_related("cluster"), topic=topic)
+
+
+@viewer
+def detail(request: HttpRequest, topic: str) -> HttpResponse:
+    queue = queue_or_404(topic)
+    return render(request, "console/queue.html", {"queue": queue, "replay": ReplayForm()})
+
+
+@operator
+@require_POST
+def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
+    if action not in actions.MESSAGE_ACTIONS:
+        raise Http404(f"no action {action}")
+    queue = queue_or_404(topic)
+    form = ActionForm(request.POST)
+    if not form.is_valid():
+        return flash(request, form.errors.as_text(), ok=False, status=400)
+    data = form.cleaned_data
+    if action == "extend" and data["ms"] is None:
+        return flash(request, "extend needs ms: how long from now", ok=False, status=400)
+    options = {"ms": data["ms"]} if action == "extend" else {"reason": data["reason"]}
+    try:
+        actions.act(request.user, queue, data["message_id"], action, **options)
+    except actions.Missing as exc:
+        return flash(request, str(exc), ok=False, status=404)
+    return flash(request, f"{action}: {data['message_id']}")
+
+
+@viewer
+def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
+    """A message's payload, headers and lifecycle, through its kmq-id."""
+    queue = queue_or_404(topic)
+    story = clients.lifecycle(queue.config()).find(message_id)
+    if story is None:
+        raise Http404(f"no message {message_id} on {topic}")
+    in_flight = clients.in_flight(queue.config()).find(message_id)
+    return render(
+        request,
+        "console/message.html",
+        {"queue": queue, "story": story, "in_flight": in_flight},
+    )
+
+
+@operator
+@require_POST
+def create_topics(request: HttpRequest, topic: str) -> HttpResponse:
+    queue = queue_or_404(topic)
+    created = queue.config().ensure_topics(queue.partitions)
+    actions.audit.record(request.user, "create topics", topic, after={"created": created})
+    messages.success(request, f"created: {', '.join(created) or 'nothing, all exist'}")
+    return redirect("console:queue", topic=topic)
+
+
+@operator
+@require_POST
+def replay(request: HttpRequest, topic: str) -> HttpResponse:
+    queue = queue_or_404(topic)
+    form = ReplayForm(request.POST)
+    if not form.is_valid():
+        return flash(request, form.errors.as_text(), ok=False, status=400)
+    job = replay_range.delay(queue.pk, form.span(), request.user.pk)
+    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})
+
+
+@admin
+@require_POST
+def purge(request: HttpRequest, topic: str) -> HttpResponse:
+    job = purge_queue.delay(queue_or_404(topic).pk, request.user.pk)
+    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})

@@ -1,0 +1,65 @@
+"""Clusters, queues and schedules topics: registered by admins, stored in SQL."""
+
+from django.contrib import messages
+from django.forms import ModelForm
+from django.forms.models import model_to_dict
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from .. import audit
+from ..decorators import admin
+from ..forms import ClusterForm, QueueForm, ScheduleTopicForm
+from ..models import Cluster, Queue, ScheduleTopic
+
+FORMS: dict[str, type[ModelForm]] = {
+    "cluster": ClusterForm,
+    "queue": QueueForm,
+    "schedules": ScheduleTopicForm,
+}
+
+
+@admin
+def index(request: HttpRequest) -> HttpResponse:
+    context = {
+        "clusters": Cluster.objects.all(),
+        "queues": Queue.objects.select_related("cluster"),
+        "schedules": ScheduleTopic.objects.select_related("cluster"),
+    }
+    return render(request, "console/registry.html", context)
+
+
+@admin
+def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:
+    """Create (no pk) or edit one cluster, queue or schedules topic. Saving a
+    queue also creates its missing topics, so it works at once."""
+    form_class = FORMS.get(kind)
+    if form_class is None:
+        return redirect("console:registry")
+    model = form_class._meta.model
+    instance = get_object_or_404(model, pk=pk) if pk is not None else None
+    before = _fields(model_to_dict(instance)) if instance else None
+    form = form_class(request.POST or None, instance=instance)
+    if request.method == "POST" and form.is_valid():
+        saved = form.save()
+        created = saved.config().ensure_topics(saved.partitions) if kind != "cluster" else []
+        audit.record(
+            request.user,
+            f"register {kind}",
+            str(saved),
+            before=before,
+            after={**_fields(form.cleaned_data), "topics created": created},
+        )
+        messages.success(request, f"saved {kind} {saved}" + _created(created))
+        return redirect("console:registry")
+    status = 400 if request.method == "POST" else 200
+    context = {"form": form, "kind": kind, "instance": instance}
+    return render(request, "console/register.html", context, status=status)
+
+
+def _fields(data: dict) -> dict:
+    """JSON-able: related objects and numbers as the text a person reads."""
+    return {name: None if value is None else str(value) for name, value in data.items()}
+
+
+def _created(created: list[str]) -> str:
+    return f"; created topics {', '.join(created)}" if created else ""

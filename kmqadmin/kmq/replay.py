@@ -1,0 +1,167 @@
+"""Replay and purge: bulk moves over a queue's offsets, for the console's jobs.
+
+Replay sends a range of a queue partition again, as fresh messages (kmq-id
+kept, delivery count reset), while the workers run: nothing about the
+group changes. The range is given by offsets, or by time, found with
+offsets_for_times (KIP-33); records are checked against the times too,
+since some brokers (Tansu) answer offset 0 for any time.
+
+Purge moves the workers' group to the end of every partition and acks what
+is in flight. Kafka moves only an empty group's offsets, so the workers
+must be stopped first; the broker's refusal is reported as it is.
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.topics import admin_client, topic_partitions
+
+from .config import QueueConfig
+from .copies import send_again
+from .inflight import InFlightView
+from .marker_writer import MarkerWriter
+
+BATCH = 1000
+
+
+@dataclass(frozen=True)
+class Span:
+    """Offsets [start, end) of a partition, and the times records must fall in."""
+
+    partition: int
+    start: int
+    end: int
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+    @property
+    def size(self) -> int:
+        return max(0, self.end - self.start)
+
+    def wants(self, record: KafkaMessage) -> bool:
+        at = record.timestamp()[1]
+        return (self.since_ms is None or at >= self.since_ms) and (
+            self.until_ms is None or at < self.until_ms
+        )
+
+
+class Replayer:
+    def __init__(self, config: QueueConfig) -> None:
+        self.config = config
+        self._consumer = Consumer(
+            consumer_config(
+                config.bootstrap_servers,
+                f"{config.tracker_group_id}__replay",
+                {"fetch.wait.max.ms": 5, **config.kafka_config},
+            )
+        )
+        self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
+
+    def spans(
+        self,
+        partition: int | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+    ) -> list[Span]:
+        """The spans to replay: one partition or all, by offsets or by time."""
+        topic = self.config.topic
+        partitions = topic_partitions(self._consumer, topic)
+        chosen = partitions if partition is None else [p for p in partitions if p == partition]
+        spans = []
+        for p in chosen:
+            low, high = self._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            first = max(low, start if start is not None else self._at(p, since_ms, low))
+            last = end if end is not None else self._at(p, until_ms, None)
+            if last is None:
+                last = self._end(p, high)
+            spans.append(Span(p, first, last, since_ms, until_ms))
+        return spans
+
+    def replay(self, span: Span) -> Iterator[tuple[int, int]]:
+        """Sends the span again in batches; yields (position, sent so far)
+        after each batch, one wait for the broker per batch."""
+        sent = 0
+        for position, records in self._read(span):
+            send_again(self._producer, self.config.topic, records)
+            sent += len(records)
+            yield position, sent
+
+    def close(self) -> None:
+        self._consumer.close()
+
+    def _at(self, partition: int, ms: int | None, default: int | None) -> int | None:
+        if ms is None:
+            return default
+        tp = TopicPartition(self.config.topic, partition, ms)
+        found = self._consumer.offsets_for_times([tp], timeout=10)[0].offset
+        return default if found < 0 else found
+
+    def _end(self, partition: int, high: int) -> int:
+        """The partition's end now, pinned before the replay adds to it (its
+        copies may land on the same partition). Read off the last records:
+        some brokers (Tansu) report the end short of the last batch's."""
+        self._consumer.assign([TopicPartition(self.config.topic, partition, max(high - 1, 0))])
+        try:
+            end = high
+            while batch := self._consumer.consume(BATCH, 0.2):
+                end = max([end] + [r.offset() + 1 for r in batch if r.error() is None])
+            return end
+        finally:
+            self._consumer.unassign()
+
+    def _read(self, span: Span) -> Iterator[tuple[int, list[KafkaMessage]]]:
+        if span.start >= span.end:
+            return
+        self._consumer.assign([TopicPartition(self.config.topic, span.partition, span.start)])
+        try:
+            position = span.start
+            while position < span.end:
+                batch = self._consumer.consume(BATCH, 1.0)
+                if not batch:
+                    return  # the rest is transaction markers or gone
+                kept = []
+                for record in batch:
+                    if record.error() is not None:
+                        continue
+                    if record.offset() >= span.end:
+                        position = span.end
+                        break
+                    position = record.offset() + 1
+                    if span.wants(record):
+                        kept.append(record)
+                yield position, kept
+        finally:
+            self._consumer.unassign()
+
+
+def purge(config: QueueConfig, on_progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Group to the end of every partition, then an end marker for every
+    open delivery. Raises KafkaException when the group is not empty."""
+    admin = admin_client(config.bootstrap_servers, config.kafka_config)
+    probe = Consumer(consumer_config(config.bootstrap_servers, "kmq-purge", config.kafka_config))
+    try:
+        ends = []
+        for p in topic_partitions(probe, config.topic):
+            high = probe.get_watermark_offsets(TopicPartition(config.topic, p), timeout=10)[1]
+            ends.append(TopicPartition(config.topic, p, high))
+    finally:
+        probe.close()
+    request = ConsumerGroupTopicPartitions(config.group_id, ends)
+    for future in admin.alter_consumer_group_offsets([request]).values():
+        future.result(timeout=30)
+    on_progress("offsets moved")
+    view = InFlightView(config)
+    try:
+        view.refresh(budget_s=30)
+        open_ = view.page(limit=view.count() or 1)
+    finally:
+        view.close()
+    MarkerWriter(config).ack_all((d.partition, d.offset) for d in open_)
+    return {"partitions": len(ends), "acked": len(open_)}

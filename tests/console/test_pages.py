@@ -1,0 +1,169 @@
+"""Console pages and actions: roles, CSRF, audit, against the real broker."""
+
+import pytest
+from django.contrib.auth.models import User
+
+from kmqadmin.console.models import AuditEntry, Queue, ScheduleTopic
+from kmqadmin.kmq import QueueClient, QueueConfig
+from tests.console.conftest import client_as
+from tests.kmq.conftest import read_all
+from tests.kmq.test_queue import poll_until, send
+from tests.process import wait_for
+
+pytestmark = pytest.mark.django_db
+
+
+def test_anonymous_is_sent_to_log_in_and_a_viewer_cannot_act(registered: Queue) -> None:
+    topic = registered.topic
+    for page in ("/", f"/queues/{topic}/", f"/queues/{topic}/dlq/", "/audit/"):
+        answer = client_as(None).get(page)
+        assert answer.status_code == 302 and answer.url.startswith("/accounts/login/"), page
+    viewer = client_as("viewer")
+    for page in ("/", f"/queues/{topic}/", f"/queues/{topic}/dlq/", "/audit/"):
+        assert viewer.get(page).status_code == 200, page
+    refused = viewer.post(f"/queues/{topic}/act/ack", {"message_id": f"{topic}/0/0"})
+    assert refused.status_code == 403
+    assert viewer.get("/registry/").status_code == 403
+    assert client_as("operator").get("/registry/").status_code == 403
+    assert client_as("admin").get("/registry/").status_code == 200
+    assert not AuditEntry.objects.exists()
+
+
+def test_forms_need_the_csrf_token(registered: Queue) -> None:
+    operator = client_as("operator", enforce_csrf_checks=True)
+    url = f"/queues/{registered.topic}/act/ack"
+    assert operator.post(url, {"message_id": "x/0/0"}).status_code == 403
+    operator.get(f"/queues/{registered.topic}/")  # sets the csrftoken cookie
+    token = operator.cookies["csrftoken"].value
+    answer = operator.post(url, {"message_id": "x/0/0"}, headers={"X-CSRFToken": token})
+    assert answer.status_code == 404  # past CSRF: the message is simply not in flight
+    assert b"not in flight" in answer.content
+
+
+def test_operator_retries_and_rejects_then_redrives_from_the_dlq(
+    queue: QueueConfig, registered: Queue, tracker
+) -> None:
+    operator = client_as("operator")
+    topic = queue.topic
+    send(queue, 2)
+    with QueueClient(queue) as worker:
+        retried, rejected = sorted(poll_until(worker, 2), key=lambda m: m.id)
+
+        def act(message, action: str, **extra):
+            data = {"message_id": message.id, **extra}
+            return operator.post(f"/queues/{topic}/act/{action}", data)
+
+        wait_for(lambda: act(retried, "retry").status_code == 200, 20, "the retry taken")
+        again = poll_until(worker, 1)
+        assert [(m.id, m.delivery_count) for m in again] == [(retried.id, 2)]
+        assert act(rejected, "extend").status_code == 400  # ms missing
+        assert act(rejected, "reject", reason="bad data").status_code == 200
+        wait_for(lambda: read_all(queue, queue.dlq_topic), 20, "the letter")
+        letter = read_all(queue, queue.dlq_topic)[0]
+        dlq = {"partition": letter.partition(), "reason": "rejected"}
+        page = operator.get(f"/queues/{topic}/dlq/", dlq)
+        assert rejected.id.encode() in page.content and b"bad data" in page.content
+        assert (
+            operator.get(f"/queues/{topic}/dlq/", {"key": "nope"}).content.count(b"data-letter")
+            == 0
+        )
+        redriven = operator.post(
+            f"/queues/{topic}/dlq/{letter.partition()}/{letter.offset()}/redrive"
+        )
+        assert redriven.status_code == 200
+        [back] = poll_until(worker, 1)
+        assert (back.id, back.delivery_count) == (rejected.id, 1)
+
+        story = operator.get(f"/queues/{topic}/messages/{rejected.id}")
+        assert story.status_code == 200
+        events = story.content.decode()
+        for kind in ("produced", "started", "reject asked", "dead-lettered"):
+            assert f'data-event="{kind}"' in events, kind
+    assert operator.get(f"/queues/{topic}/messages/{topic}/0/999999").status_code == 404
+    user = User.objects.get(username="operator")
+    assert list(
+        AuditEntry.objects.filter(user=user).order_by("id").values_list("action", "target")
+    ) == [
+        ("retry", retried.id),
+        ("reject", rejected.id),
+        ("redrive", rejected.id),
+    ]
+    audit = operator.get("/audit/", {"action": "reject"}).content.decode()
+    assert rejected.id in audit and "bad data" in audit and "redrive" not in audit
+
+
+def test_admin_registers_a_queue_and_its_topics_are_created(kafka, topic: str) -> None:
+    admin = client_as("admin")
+    made = admin.post(
+        "/registry/cluster/new", {"name": "main", "bootstrap_servers": kafka.bootstrap_servers}
+    )
+    assert made.status_code == 302
+    cluster_id = str(admin.get("/registry/").context["clusters"][0].pk)
+    bad = admin.post("/registry/queue/new", {"cluster": cluster_id, "topic": "no spaces"})
+    assert bad.status_code == 400 and b"topic" in bad.content
+    fields = {
+        "cluster": cluster_id,
+        "topic": topic,
+        "group_id": f"{topic}-workers",
+        "partitions": 2,
+        "message_timeout_ms": 5000,
+        "max_redeliveries": 2,
+        "backoff_multiplier": 2.0,
+        "backoff_max_ms": 60_000,
+    }
+    assert admin.post("/registry/queue/new", fields).status_code == 302
+    queue = Queue.objects.get(topic=topic)
+    assert queue.config().ensure_topics(2) == []  # all three exist already
+    entry = AuditEntry.objects.get(action="register queue")
+    assert set(entry.after["topics created"]) == {topic, queue.markers_topic, queue.dlq_topic}
+
+
+def test_schedules_are_created_listed_edited_and_cancelled(kafka, topic: str) -> None:
+    admin = client_as("admin")
+    admin.post(
+        "/registry/cluster/new", {"name": "main", "bootstrap_servers": kafka.bootstrap_servers}
+    )
+    cluster_id = str(admin.get("/registry/").context["clusters"][0].pk)
+    fields = {"cluster": cluster_id, "topic": topic, "group_id": f"{topic}-s", "partitions": 1}
+    assert admin.post("/registry/schedules/new", fields).status_code == 302
+    assert ScheduleTopic.objects.filter(topic=topic).exists()
+    operator = client_as("operator")
+    new = {"id": "invoice-7", "at": "2999-01-01 10:00:00", "target_topic": "out", "value": "hi"}
+    assert operator.post(f"/schedules/{topic}/new", new).status_code == 302
+    listed = wait_for(
+        lambda: b"invoice-7" in (r := operator.get(f"/schedules/{topic}/")).content and r,
+        20,
+        "the schedule listed",
+    )
+    assert b"2999-01-01 10:00:00" in listed.content
+    edited = {**new, "at": "2998-06-01 08:00:00"}
+    assert operator.post(f"/schedules/{topic}/invoice-7/edit", edited).status_code == 302
+    wait_for(
+        lambda: b"2998-06-01 08:00:00" in operator.get(f"/schedules/{topic}/").content,
+        20,
+        "the new version listed",
+    )
+    assert operator.post(f"/schedules/{topic}/invoice-7/cancel").status_code == 200
+    wait_for(
+        lambda: b"invoice-7" not in operator.get(f"/schedules/{topic}/").content,
+        20,
+        "the schedule gone",
+    )
+    assert operator.post(f"/schedules/{topic}/invoice-7/cancel").status_code == 404
+    assert list(
+        AuditEntry.objects.filter(target=f"{topic}/invoice-7").order_by("id").values_list("action")
+    ) == [("schedule",), ("edit schedule",), ("cancel schedule",)]
+
+
+def test_bad_form_input_is_a_4xx_with_the_reason(registered: Queue) -> None:
+    operator = client_as("operator")
+    topic = registered.topic
+    assert operator.post(f"/queues/{topic}/act/explode", {"message_id": "x"}).status_code == 404
+    no_id = operator.post(f"/queues/{topic}/act/ack", {})
+    assert no_id.status_code == 400 and b"message_id" in no_id.content
+    assert operator.get("/queues/no-such-queue/").status_code == 404
+    bad = operator.get(f"/queues/{topic}/dlq/", {"since": "yesterday", "header": "x"})
+    assert bad.status_code == 200
+    assert b"ISO 8601" in bad.content and b"NAME=VALUE" in bad.content
+    replay = operator.post(f"/queues/{topic}/replay", {})
+    assert replay.status_code == 400 and b"either" in replay.content

@@ -1,0 +1,9 @@
+"""Users with a role: the groups the role migration creates."""
+
+from django.contrib.auth.models import Group, User
+
+
+def user_with(role: str) -> User:
+    user = User.objects.create_user(role)
+    user.groups.add(Group.objects.get(name=role))
+    return user

@@ -3,7 +3,7 @@
 from django.contrib.auth.models import Group, User
 
 
-def user_with(role: str) -> User:
-    user = User.objects.create_user(role)
+def user_with(role: str, name: str | None = None) -> User:
+    user = User.objects.create_user(name or role)
     user.groups.add(Group.objects.get(name=role))
     return user

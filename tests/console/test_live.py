@@ -1,0 +1,88 @@
+"""Live views: a marker written to Kafka reaches a connected WebSocket."""
+
+import asyncio
+import time
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+
+from kmqadmin.console.models import Queue
+from kmqadmin.console.routing import websocket_urlpatterns
+from kmqadmin.kmq import QueueClient, QueueConfig
+from tests.kmq.test_queue import poll_until, send
+from tests.users import user_with
+
+# Consumers query from their own threads: real transactions, and the role
+# groups (a data migration) restored after each test.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def connect(path: str, user) -> WebsocketCommunicator:
+    socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+    socket.scope["user"] = user
+    return socket
+
+
+async def receive_until(socket: WebsocketCommunicator, text: str, timeout: float) -> str:
+    """Frames until one holds ``text``; fails at the deadline naming it."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            frame = await socket.receive_from(timeout=left)
+        except TimeoutError:
+            break
+        if text in frame:
+            return frame
+    raise AssertionError(f"no frame with {text!r} within {timeout} s")
+
+
+def test_a_start_and_an_end_marker_reach_the_open_queue_page(
+    registered: Queue, queue: QueueConfig
+) -> None:
+    viewer = user_with("viewer")
+
+    async def scenario() -> None:
+        socket = connect(f"/ws/queues/{queue.topic}/in-flight/", viewer)
+        connected, _ = await socket.connect()
+        assert connected
+        try:
+            await receive_until(socket, "Nothing in flight", 20)
+            await asyncio.to_thread(send, queue, 1)
+            with QueueClient(queue) as worker:
+                [message] = await asyncio.to_thread(poll_until, worker, 1)
+                frame = await receive_until(socket, f'data-message="{message.id}"', 20)
+                assert 'id="in-flight" hx-swap-oob="true"' in frame
+                assert "ack</button>" not in frame  # a viewer gets no action buttons
+                await asyncio.to_thread(worker.ack, message)
+                await asyncio.to_thread(worker.flush)
+            await receive_until(socket, "Nothing in flight", 20)
+        finally:
+            await socket.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_the_dashboard_pushes_gauges_and_refuses_anonymous_sockets(registered: Queue) -> None:
+    async def scenario() -> None:
+        refused = connect("/ws/dashboard/", AnonymousUser())
+        connected, code = await refused.connect()
+        assert (connected, code) == (False, 4403)
+        unknown = connect(
+            "/ws/queues/no-such-queue/in-flight/", await database_sync_to_async(user_with)("viewer")
+        )
+        assert (await unknown.connect())[1] == 4404
+        socket = connect(
+            "/ws/dashboard/", await database_sync_to_async(user_with)("viewer", "viewer2")
+        )
+        assert (await socket.connect())[0]
+        try:
+            frame = await receive_until(socket, f"queue-{registered.pk}", 20)
+            assert 'data-gauge="depth">0<' in frame
+        finally:
+            await socket.disconnect()
+
+    async_to_sync(scenario)()

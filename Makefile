@@ -11,12 +11,12 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kmqadmin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
 
-.PHONY: run test lint format deps services clean
+.PHONY: run test lint format deps services browser clean
 
 run: deps
 	$(BIN)/python manage.py kmq run
 
-test: deps lint services
+test: deps lint services browser
 	$(BIN)/pytest
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
 
@@ -34,6 +34,12 @@ services:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes \
 		--bind 127.0.0.1 --port 6379 --save "" --appendonly no
+
+# The browser tests drive Debian's chromium (Playwright cannot download one here).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
 
 deps: $(VENV)/.installed $(VENDOR)/.installed
 

@@ -1,9 +1,11 @@
 """Helpers for tests that run the product's own commands as real processes."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,3 +47,32 @@ def kill9(proc: subprocess.Popen) -> None:
     """SIGKILL: no cleanup, no flush, no leaving the group, as in a crash."""
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+class Run:
+    """`manage.py kmq run ...` as a child, its output collected as it comes."""
+
+    def __init__(self, *args: str, **settings: str) -> None:
+        self.lines: list[str] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "kmq", "run", *args],
+            cwd=ROOT,
+            env=env(**settings),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
+
+    def up(self, timeout: float = 120) -> tuple[str, str, str]:
+        """Waits for the 'kmqadmin is up' banner: (url, user, password)."""
+        banner = wait_for(
+            lambda: next((line for line in list(self.lines) if "kmqadmin is up" in line), None),
+            timeout,
+            "the 'kmqadmin is up' banner",
+        )
+        return re.search(r"(http://\S+)\s+\(log in as (\S+) / (\S+)\)", banner).groups()
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=60)

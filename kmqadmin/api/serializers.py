@@ -42,7 +42,7 @@ class PayloadSerializer(serializers.Serializer):
         if attrs["encoding"] == "base64":
             try:
                 attrs["payload"] = base64.b64decode(attrs["value"], validate=True)
-            except binascii.Error as exc:
+            except (binascii.Error, ValueError) as exc:  # ValueError: not ASCII
                 raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
         else:
             attrs["payload"] = attrs["value"].encode()

@@ -84,3 +84,12 @@ def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMes
         kept = headers.replace(headers.fresh(original), {headers.MESSAGE_ID: stable})
         producer.produce(topic, key=record.key(), value=record.value(), headers=kept)
     producer.flush(30)
+
+
+def _first_partition(stable_id: bytes) -> int:
+    """The partition a kmq-id names (``topic/partition/offset``); -1 (the
+    partitioner's choice) for an id that names none."""
+    try:
+        return int(stable_id.rsplit(b"/", 2)[1])
+    except (IndexError, ValueError):
+        return -1

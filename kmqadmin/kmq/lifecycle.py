@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
@@ -38,6 +39,9 @@ _MARKER_EVENT = {
 }
 
 
+_FINAL = ("acked", "dead-lettered")
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     at_ms: int
@@ -52,16 +56,15 @@ class Lifecycle:
     first: KafkaMessage  # the first copy: payload, key and headers
     copies: list[int]  # offsets of every copy, first included
     events: list[Event] = field(default_factory=list)
-    letter: KafkaMessage | None = None
+    letters: list[KafkaMessage] = field(default_factory=list)
     complete: bool = True
 
     @property
     def state(self) -> str:
-        if self.letter is not None:
-            return "dead-lettered"
+        """How the last copy ended, if it did."""
         last = self.copies[-1]
-        ended = any(e.offset == last and e.kind == "acked" for e in self.events)
-        return "acked" if ended else "in flight or waiting"
+        ends = [e.kind for e in self.events if e.offset == last and e.kind in _FINAL]
+        return ends[-1] if ends else "in flight or waiting"
 
 
 class LifecycleFinder:
@@ -110,15 +113,13 @@ class LifecycleFinder:
             return None
         story = Lifecycle(message_id, found[0], [r.offset() for r in found], complete=complete)
         since = found[0].timestamp()[1]
-        story.complete &= self._read_markers(story, partition, since)
-        story.complete &= self._read_letter(story, partition, since, wanted)
-        story.events.extend(_produced(found))
-        story.events.sort(key=lambda e: (e.at_ms, e.offset))
+        marks = self._read_markers(story, partition, since)
+        story.letters = self._read_letters(story, partition, since, wanted)
+        story.events = _events(found, marks, story.letters)
         return story
 
-    def _read_markers(self, story: Lifecycle, partition: int, since_ms: int) -> bool:
+    def _read_markers(self, story: Lifecycle, partition: int, since_ms: int) -> list[KafkaMessage]:
         copies = set(story.copies)
-        later = {a: b for a, b in zip(story.copies, story.copies[1:], strict=False)}
         found: list[KafkaMessage] = []
 
         def concerns(record: KafkaMessage) -> bool:
@@ -130,32 +131,22 @@ class LifecycleFinder:
 
         topic = self.config.markers_topic
         start = self._offset_at(topic, partition, since_ms)
-        complete = self._window(topic, partition, start, MARKERS_WINDOW, concerns, found)
-        for record in found:
-            _, copy = markers.decode_key(record.key())
-            try:
-                kind, deadline, extra = markers.decode_value(record.value())
-            except markers.MarkerError:
-                continue
-            story.events.append(_marker_event(record, copy, kind, deadline, extra, later))
-        return complete
+        story.complete &= self._window(topic, partition, start, MARKERS_WINDOW, concerns, found)
+        return found
 
-    def _read_letter(self, story: Lifecycle, partition: int, since_ms: int, wanted: bytes) -> bool:
+    def _read_letters(
+        self, story: Lifecycle, partition: int, since_ms: int, wanted: bytes
+    ) -> list[KafkaMessage]:
         topic = self.config.dlq_topic
-        dlq_partitions = topic_partitions(self._consumer, topic)
-        dlq_partition = partition % len(dlq_partitions)
+        dlq_partition = partition % len(topic_partitions(self._consumer, topic))
         found: list[KafkaMessage] = []
 
         def is_letter(record: KafkaMessage) -> bool:
             return headers.find(record.headers(), headers.MESSAGE_ID) == wanted
 
         start = self._offset_at(topic, dlq_partition, since_ms)
-        complete = self._window(topic, dlq_partition, start, DLQ_WINDOW, is_letter, found)
-        if found:
-            story.letter = letter = found[0]
-            reason = headers.find(letter.headers(), headers.DLQ_REASON) or b""
-            _mark_dead(story, reason.decode(errors="replace"))
-        return complete
+        story.complete &= self._window(topic, dlq_partition, start, DLQ_WINDOW, is_letter, found)
+        return found
 
     def _offset_at(self, topic: str, partition: int, since_ms: int) -> int:
         """The first offset at or after ``since_ms``, or the partition's start."""
@@ -196,41 +187,46 @@ class LifecycleFinder:
             self._consumer.unassign()
 
 
-def _mark_dead(story: Lifecycle, reason: str) -> None:
-    """The last copy's end marker was written with the letter (one
-    transaction): it is the move to the DLQ, not an ack."""
-    last = story.copies[-1]
-    for i, event in enumerate(story.events):
-        if event.kind == "acked" and event.offset == last:
-            story.events[i] = Event(event.at_ms, "dead-lettered", last, reason)
-            return
-    letter = story.letter
-    story.events.append(Event(letter.timestamp()[1], "dead-lettered", last, reason))
-
-
-def _produced(copies: list[KafkaMessage]) -> list[Event]:
-    events = []
+def _events(
+    copies: list[KafkaMessage], marks: list[KafkaMessage], letters: list[KafkaMessage]
+) -> list[Event]:
+    """The story in time order. A copy with a delivery count is a
+    redelivery; one without was sent again (redriven or replayed). An end
+    marker is a redelivery's when a redelivered copy follows, a move to the
+    DLQ when a letter is left to account for, else an ack."""
+    events, following = [], {}
     for n, record in enumerate(copies):
-        kind = "produced" if n == 0 else "redelivered"
-        detail = "log append time" if record.timestamp()[0] == 2 else "create time"
-        events.append(Event(record.timestamp()[1], kind, record.offset(), detail))
+        redelivered = headers.find(record.headers(), headers.REDELIVERY_COUNT) is not None
+        kind = "produced" if n == 0 else "redelivered" if redelivered else "sent again"
+        stamp = "log append time" if record.timestamp()[0] == 2 else "create time"
+        events.append(Event(record.timestamp()[1], kind, record.offset(), stamp))
+        if n:
+            following[copies[n - 1].offset()] = (record.offset(), redelivered)
+    reasons = [
+        (headers.find(letter.headers(), headers.DLQ_REASON) or b"").decode(errors="replace")
+        for letter in letters
+    ]
+    for record in sorted(marks, key=lambda r: r.offset()):
+        _, copy = markers.decode_key(record.key())
+        try:
+            kind, deadline, extra = markers.decode_value(record.value())
+        except markers.MarkerError:
+            continue
+        at = record.timestamp()[1]
+        if kind is not MarkerType.END:
+            detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
+            if deadline:
+                detail = f"deadline {_utc(deadline)}"
+            events.append(Event(at, _MARKER_EVENT[kind], copy, detail))
+        elif copy in following and following[copy][1]:
+            events.append(Event(at, "ended by redelivery", copy, f"copy {following[copy][0]}"))
+        elif reasons:
+            events.append(Event(at, "dead-lettered", copy, reasons.pop(0)))
+        else:
+            events.append(Event(at, "acked", copy))
+    events.sort(key=lambda e: (e.at_ms, e.offset))
     return events
 
 
-def _marker_event(
-    record: KafkaMessage,
-    copy: int,
-    kind: MarkerType,
-    deadline: int,
-    extra: bytes,
-    later: dict[int, int],
-) -> Event:
-    at = record.timestamp()[1]
-    if kind is MarkerType.END:
-        if copy in later:
-            return Event(at, "ended by redelivery", copy, f"next copy at offset {later[copy]}")
-        return Event(at, "acked", copy)
-    detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
-    if deadline:
-        detail = f"deadline {deadline}"
-    return Event(at, _MARKER_EVENT[kind], copy, detail)
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

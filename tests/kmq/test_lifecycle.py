@@ -1,6 +1,6 @@
 """LifecycleFinder: a message's story, read from the queue, markers and DLQ."""
 
-from kmqadmin.kmq import LifecycleFinder, QueueClient, QueueConfig, RedeliveryTracker
+from kmqadmin.kmq import DeadLetters, LifecycleFinder, QueueClient, QueueConfig, RedeliveryTracker
 from tests.kmq.test_queue import dlq, poll_until, send
 from tests.process import wait_for
 
@@ -33,6 +33,26 @@ def test_story_of_an_acked_and_of_a_dead_lettered_message(
         assert kinds.count("started") == 2 and "redelivered" in kinds
         assert "retry asked" in kinds and "reject asked" in kinds
         assert dead.events[-1].detail == "rejected"
+
+        letters = DeadLetters(queue)
+        try:
+            letters.redrive(dead.letters)
+        finally:
+            letters.close()
+        with QueueClient(queue) as client:
+            [back] = poll_until(client, 1)
+            assert (back.id, back.partition, back.delivery_count) == (
+                doomed.id,
+                doomed.partition,
+                1,
+            )
+            client.ack(back)
+        again = wait_for(
+            lambda: (s := finder.find(doomed.id)) and s.state == "acked" and s, 20, "the ack"
+        )
+        kinds = [e.kind for e in again.events]
+        assert kinds[-3:] == ["sent again", "started", "acked"]
+        assert "dead-lettered" in kinds
     finally:
         finder.close()
 
@@ -51,4 +71,4 @@ def test_ids_that_name_no_message(queue: QueueConfig) -> None:
 
 def _with_letter(finder: LifecycleFinder, message_id: str):
     story = finder.find(message_id)
-    return story if story is not None and story.letter is not None else None
+    return story if story is not None and story.letters else None

@@ -1,0 +1,74 @@
+"""The product as `make run` starts it (web, worker, beat) on the session's
+broker, driven by Debian's chromium through Playwright."""
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
+from tests.process import Run
+
+CHROMIUM = os.environ.get("KMQ_CHROMIUM", "/usr/bin/chromium")
+
+
+@dataclass(frozen=True)
+class Stack:
+    url: str
+    user: str
+    password: str
+    bootstrap_servers: str
+
+
+@pytest.fixture(scope="session")
+def stack(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    data = tmp_path_factory.mktemp("e2e")
+    run = Run(
+        "--no-demo",
+        "--port",
+        str(free_port()),
+        KMQ_DATA_DIR=str(data),
+        KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers,
+        KMQ_SERVICES_REFRESH_S="1",
+    )
+    try:
+        yield Stack(*run.up(), kafka.bootstrap_servers)
+    finally:
+        if run.stop() != 0:
+            print("".join(run.lines[-200:]))
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail(f"{CHROMIUM} not found: `make test` installs Debian's chromium (make browser)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser, stack: Stack) -> Iterator[Page]:
+    context = browser.new_context(base_url=stack.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("dialog", lambda dialog: dialog.accept())  # hx-confirm
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(stack.user)
+    page.get_by_label("Password").fill(stack.password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(stack.url)
+    yield page
+    context.close()
+
+
+def screenshot(page: Page, name: str) -> None:
+    """Into KMQ_SCREENSHOTS (docs/ when refreshing the README's pictures)."""
+    folder = os.environ.get("KMQ_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)

@@ -129,3 +129,23 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.user} {self.action} {self.target}"
+
+
+class QueueMinute(models.Model):
+    """Redeliveries and dead letters of a queue in one minute, as its trackers
+    counted them: the workers add their counts every few seconds, so the
+    dashboard shows rates without reading any topic."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="minutes")
+    minute = models.DateTimeField()
+    redelivered = models.PositiveIntegerField(default=0)
+    dead_lettered = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["queue", "-minute"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "minute"], name="unique_queue_minute")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.queue} {self.minute:%Y-%m-%d %H:%M}"

@@ -1,11 +1,17 @@
 """A queue's gauges, as the dashboard and the API's stats show them."""
 
 from dataclasses import asdict, dataclass
+from datetime import timedelta
+
+from django.db.models import Sum
+from django.utils import timezone
 
 from kmqadmin.kafka.clock import now_ms
 
 from . import clients
-from .models import Queue
+from .models import Queue, QueueMinute
+
+RATE_MINUTES = 5
 
 
 @dataclass(frozen=True)
@@ -14,6 +20,8 @@ class QueueStats:
     in_flight: int
     oldest_in_flight_ms: int | None  # age of the oldest open delivery
     dead_letters: int
+    redelivered_per_min: float  # over the last RATE_MINUTES, as the trackers counted
+    dead_lettered_per_min: float
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -31,4 +39,17 @@ def queue_stats(queue: Queue) -> QueueStats:
         in_flight=view.count(),
         oldest_in_flight_ms=None if started is None else max(0, now_ms() - started),
         dead_letters=gauges.dead_letters(),
+        **rates(queue),
     )
+
+
+def rates(queue: Queue) -> dict[str, float]:
+    """Per minute over the last RATE_MINUTES whole minutes and this one so far."""
+    since = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=RATE_MINUTES)
+    sums = QueueMinute.objects.filter(queue=queue, minute__gte=since).aggregate(
+        redelivered=Sum("redelivered", default=0), dead=Sum("dead_lettered", default=0)
+    )
+    return {
+        "redelivered_per_min": round(sums["redelivered"] / RATE_MINUTES, 1),
+        "dead_lettered_per_min": round(sums["dead"] / RATE_MINUTES, 1),
+    }

@@ -9,15 +9,20 @@ starting more workers, and a worker that dies hands its partitions over.
 
 import logging
 import threading
+import time
 
 from celery import bootsteps
 from django.conf import settings
 from django.db import close_old_connections
 
+from .counts import CountPublisher
 from .host import ServiceHost
 from .services import wanted_services
 
 log = logging.getLogger(__name__)
+
+# How often the trackers' counts reach the database (the dashboard's rates).
+COUNTS_EVERY_S = 5.0
 
 
 class HostServices(bootsteps.StartStopStep):
@@ -27,6 +32,7 @@ class HostServices(bootsteps.StartStopStep):
     def __init__(self, worker, **kwargs) -> None:
         super().__init__(worker, **kwargs)
         self.host = ServiceHost()
+        self.counts = CountPublisher()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -44,12 +50,20 @@ class HostServices(bootsteps.StartStopStep):
         self.host.stop_all()
 
     def _watch(self) -> None:
-        """Picks up queues registered, edited or removed while the worker runs."""
-        while not self._stop.wait(settings.KMQ_SERVICES_REFRESH_S):
+        """Picks up queues registered, edited or removed while the worker
+        runs, and adds the trackers' counts to the dashboard's minutes."""
+        every = settings.KMQ_SERVICES_REFRESH_S
+        next_refresh = time.monotonic() + every
+        while not self._stop.wait(min(every, COUNTS_EVERY_S)):
             try:
-                self._refresh()
+                if time.monotonic() >= next_refresh:
+                    next_refresh = time.monotonic() + every
+                    self._refresh()
+                self.counts.publish(self.host.running)
             except Exception:  # the database may be away for a while: keep what runs
                 log.exception("could not refresh the hosted services; keeping the current ones")
+            finally:
+                close_old_connections()
 
     def _refresh(self) -> None:
         close_old_connections()

@@ -1,0 +1,49 @@
+"""Tracker counts into the database, for the dashboard's per-minute rates.
+
+A tracker counts redeliveries and dead letters in memory; every few seconds
+the worker adds what each of its trackers counted since the last time to
+the current minute's row. Counts are per worker and summed by the database,
+so any number of workers may share a queue.
+"""
+
+from collections.abc import Hashable, Mapping
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from kmqadmin.console.models import Queue, QueueMinute
+from kmqadmin.kafka.service import Service
+from kmqadmin.kmq import RedeliveryTracker
+
+
+class CountPublisher:
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[int, int]] = {}  # id(tracker) -> counts published
+
+    def publish(self, running: Mapping[Hashable, Service]) -> None:
+        trackers = [s for s in running.values() if isinstance(s, RedeliveryTracker)]
+        self._seen = {k: v for k, v in self._seen.items() if k in {id(t) for t in trackers}}
+        minute = timezone.now().replace(second=0, microsecond=0)
+        for tracker in trackers:
+            stats = tracker.stats()
+            before = self._seen.get(id(tracker), (0, 0))
+            redelivered, dead = stats.redelivered - before[0], stats.dead_lettered - before[1]
+            if redelivered or dead:
+                queue = _queue_of(tracker)
+                if queue is not None:
+                    _add(queue, minute, redelivered, dead)
+            self._seen[id(tracker)] = (stats.redelivered, stats.dead_lettered)
+
+
+def _queue_of(tracker: RedeliveryTracker) -> Queue | None:
+    candidates = Queue.objects.select_related("cluster").filter(topic=tracker.config.topic)
+    return next((q for q in candidates if q.config() == tracker.config), None)
+
+
+def _add(queue: Queue, minute, redelivered: int, dead: int) -> None:
+    with transaction.atomic():
+        row, _ = QueueMinute.objects.select_for_update().get_or_create(queue=queue, minute=minute)
+        QueueMinute.objects.filter(pk=row.pk).update(
+            redelivered=F("redelivered") + redelivered, dead_lettered=F("dead_lettered") + dead
+        )

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from kmqadmin.celery import app as celery_app
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
 
@@ -19,3 +20,13 @@ def kafka() -> Iterator[EmbeddedBroker]:
 def topic() -> str:
     """A topic name no other test uses (the broker is shared)."""
     return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    """Tasks run inside the request, their states stored as a worker's are."""
+    conf = celery_app.conf
+    saved = conf.task_always_eager, conf.task_store_eager_result
+    conf.task_always_eager = conf.task_store_eager_result = True
+    yield
+    conf.task_always_eager, conf.task_store_eager_result = saved

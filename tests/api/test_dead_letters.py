@@ -1,11 +1,8 @@
 """The DLQ API against the real broker, a real tracker and the test database."""
 
-from collections.abc import Iterator
-
 import pytest
 from rest_framework.test import APIClient
 
-from kmqadmin.celery import app as celery_app
 from kmqadmin.console.models import AuditEntry
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.kmq import headers as h
@@ -88,16 +85,6 @@ def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> 
     assert operator.post(f"{url}999/0/redrive").status_code == 404
     viewer = operator.__class__()
     assert viewer.post(f"{url}0/0/redrive").status_code == 401
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    """Tasks run inside the request, their states stored as a worker's are."""
-    conf = celery_app.conf
-    saved = conf.task_always_eager, conf.task_store_eager_result
-    conf.task_always_eager = conf.task_store_eager_result = True
-    yield
-    conf.task_always_eager, conf.task_store_eager_result = saved
 
 
 @pytest.mark.usefixtures("eager_tasks")

@@ -167,3 +167,22 @@ def test_bad_form_input_is_a_4xx_with_the_reason(registered: Queue) -> None:
     assert b"ISO 8601" in bad.content and b"NAME=VALUE" in bad.content
     replay = operator.post(f"/queues/{topic}/replay", {})
     assert replay.status_code == 400 and b"either" in replay.content
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_bulk_redrive_shows_a_progress_bar_to_the_end(
+    queue: QueueConfig, registered: Queue, tracker
+) -> None:
+    operator = client_as("operator")
+    send(queue, 2, partition=0)
+    with QueueClient(queue) as worker:
+        for message in poll_until(worker, 2):
+            worker.reject(message, "bad batch")
+        wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 2, 20, "two letters")
+        started = operator.post(f"/queues/{queue.topic}/dlq/redrive", {"reason": "rejected"})
+        assert started.status_code == 200
+        task_id = started.content.decode().split('id="job-')[1].split('"')[0]
+        bar = operator.get(f"/tasks/{task_id}").content.decode()
+        assert "SUCCESS" in bar and 'value="100"' in bar and "redriven 2" in bar
+        assert "hx-trigger" not in bar  # done: the bar stops polling
+        assert len(poll_until(worker, 2)) == 2

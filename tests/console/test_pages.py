@@ -2,9 +2,10 @@
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from kmqadmin.console.models import AuditEntry, Queue, ScheduleTopic
-from kmqadmin.kmq import QueueClient, QueueConfig
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
 from tests.console.conftest import client_as
 from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until, send
@@ -25,8 +26,14 @@ def test_anonymous_is_sent_to_log_in_and_a_viewer_cannot_act(registered: Queue) 
     assert refused.status_code == 403
     assert viewer.get("/registry/").status_code == 403
     assert client_as("operator").get("/registry/").status_code == 403
-    assert client_as("admin").get("/registry/").status_code == 200
-    assert not AuditEntry.objects.exists()
+    admin = client_as("admin")
+    assert admin.get("/registry/").status_code == 200
+    assert b"Purge" in admin.get(f"/queues/{topic}/").content
+    assert b"Purge" not in viewer.get(f"/queues/{topic}/").content
+    assert viewer.post(f"/queues/{topic}/topics").status_code == 403
+    created = admin.post(f"/queues/{topic}/topics", follow=True)
+    assert b"nothing, all exist" in created.content
+    assert list(AuditEntry.objects.values_list("action", flat=True)) == ["create topics"]
 
 
 def test_forms_need_the_csrf_token(registered: Queue) -> None:
@@ -181,8 +188,31 @@ def test_bulk_redrive_shows_a_progress_bar_to_the_end(
         wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 2, 20, "two letters")
         started = operator.post(f"/queues/{queue.topic}/dlq/redrive", {"reason": "rejected"})
         assert started.status_code == 200
-        task_id = started.content.decode().split('id="job-')[1].split('"')[0]
-        bar = operator.get(f"/tasks/{task_id}").content.decode()
+        bar = progress_bar(operator, started)
         assert "SUCCESS" in bar and 'value="100"' in bar and "redriven 2" in bar
         assert "hx-trigger" not in bar  # done: the bar stops polling
         assert len(poll_until(worker, 2)) == 2
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_replay_and_purge_jobs_from_the_queue_page(queue: QueueConfig, registered: Queue) -> None:
+    send(queue, 3, partition=0)
+    operator = client_as("operator")
+    assert operator.post(f"/queues/{queue.topic}/purge").status_code == 403  # admins only
+    replayed = operator.post(
+        f"/queues/{queue.topic}/replay", {"partition": 0, "from_offset": 0, "to_offset": 2}
+    )
+    assert "SUCCESS" in progress_bar(operator, replayed)
+    admin = client_as("admin")
+    assert "SUCCESS" in progress_bar(admin, admin.post(f"/queues/{queue.topic}/purge"))
+    assert QueueGauges(queue).depth() == 0
+    entries = dict(AuditEntry.objects.values_list("action", "after"))
+    assert entries["replay"] == {"replayed": 2}
+    assert entries["purge"]["acked"] == 0
+
+
+def progress_bar(client: Client, started) -> str:
+    """The bar a started job's fragment polls, as it stands now."""
+    assert started.status_code == 200
+    task_id = started.content.decode().split('id="job-')[1].split('"')[0]
+    return client.get(f"/tasks/{task_id}").content.decode()

@@ -7,10 +7,11 @@ from django.views.decorators.http import require_POST
 
 from kmqadmin.workers.tasks import purge_queue, replay_range
 
-from .. import actions, clients
+from .. import actions, audit, clients
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
+from ..roles import Role, role_of
 from .flash import flash
 
 
@@ -20,8 +21,14 @@ def queue_or_404(topic: str) -> Queue:
 
 @viewer
 def detail(request: HttpRequest, topic: str) -> HttpResponse:
-    queue = queue_or_404(topic)
-    return render(request, "console/queue.html", {"queue": queue, "replay": ReplayForm()})
+    role = role_of(request.user)
+    context = {
+        "queue": queue_or_404(topic),
+        "replay": ReplayForm(),
+        "can_act": role >= Role.OPERATOR,
+        "is_admin": role >= Role.ADMIN,
+    }
+    return render(request, "console/queue.html", context)
 
 
 @operator
@@ -59,12 +66,13 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     )
 
 
-@operator
+@admin
 @require_POST
 def create_topics(request: HttpRequest, topic: str) -> HttpResponse:
+    """For a registered queue whose topics were deleted behind its back."""
     queue = queue_or_404(topic)
     created = queue.config().ensure_topics(queue.partitions)
-    actions.audit.record(request.user, "create topics", topic, after={"created": created})
+    audit.record(request.user, "create topics", topic, after={"created": created})
     messages.success(request, f"created: {', '.join(created) or 'nothing, all exist'}")
     return redirect("console:queue", topic=topic)
 

@@ -1,5 +1,7 @@
 """Pages of a queue's in-flight deliveries, as the console and the API show them."""
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
@@ -17,19 +19,53 @@ class InFlightPage:
     rows: list[dict]
 
 
+# Fields read from records, by (cluster, topic, partition, offset): a record never
+# changes, and a live page re-renders every second, so each is read once.
+_described: OrderedDict[tuple[str, str, int, int], dict] = OrderedDict()
+_described_lock = threading.Lock()
+DESCRIBED_MAX = 20_000
+
+
 def in_flight_page(queue: Queue, limit: int, after: tuple[int, int] | None = None) -> InFlightPage:
     """Up to ``limit`` deliveries after the cursor, with the few fields read
-    back from their records (one read per partition for the whole page)."""
+    from their records: those not seen before, in one read per partition."""
     config = queue.config()
     view = clients.in_flight(config)
     page = view.page(limit, after)
-    records = view.records(page)
-    rows = [_describe(config, d, records.get((d.partition, d.offset))) for d in page]
+    with _described_lock:
+        known = {
+            (d.partition, d.offset): _described.get(
+                (config.bootstrap_servers, config.topic, d.partition, d.offset)
+            )
+            for d in page
+        }
+    missing = [d for d in page if known[(d.partition, d.offset)] is None]
+    records = view.records(missing) if missing else {}
+    rows = []
+    for d in page:
+        fields = known[(d.partition, d.offset)]
+        if fields is None:
+            fields = _remember(config, d, records.get((d.partition, d.offset)))
+        rows.append(
+            {**fields, "partition": d.partition, "offset": d.offset, "deadline_ms": d.deadline_ms}
+        )
     return InFlightPage(view.count(), rows)
 
 
+def _remember(config: QueueConfig, delivery: InFlight, record: KafkaMessage | None) -> dict:
+    fields = _describe(config, delivery, record)
+    if record is not None:  # a record not read (yet) may be read next time
+        with _described_lock:
+            _described[
+                (config.bootstrap_servers, config.topic, delivery.partition, delivery.offset)
+            ] = fields
+            while len(_described) > DESCRIBED_MAX:
+                _described.popitem(last=False)
+    return fields
+
+
 def _describe(config: QueueConfig, delivery: InFlight, record: KafkaMessage | None) -> dict:
-    """What a page shows of a delivery; its record may be gone (retention)."""
+    """What a page shows of a delivery's record; it may be gone (retention)."""
     record_headers = record.headers() if record is not None else None
     stable = h.find(record_headers, h.MESSAGE_ID)
     key = record.key() if record is not None else None
@@ -37,10 +73,7 @@ def _describe(config: QueueConfig, delivery: InFlight, record: KafkaMessage | No
         "id": stable.decode(errors="replace")
         if stable
         else h.message_id(config.topic, delivery.partition, delivery.offset),
-        "partition": delivery.partition,
-        "offset": delivery.offset,
         "delivery_count": _delivery_count(record_headers),
-        "deadline_ms": delivery.deadline_ms,
         "key": key.decode(errors="replace") if key is not None else None,
     }
 

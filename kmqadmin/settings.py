@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "kmqadmin.console.middleware.KafkaErrorMiddleware",
 ]
 
 ROOT_URLCONF = "kmqadmin.urls"

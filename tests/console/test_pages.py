@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from kmqadmin.console.models import AuditEntry, Queue, ScheduleTopic
+from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
 from tests.console.conftest import client_as
 from tests.kmq.conftest import read_all
@@ -216,3 +216,16 @@ def progress_bar(client: Client, started) -> str:
     assert started.status_code == 200
     task_id = started.content.decode().split('id="job-')[1].split('"')[0]
     return client.get(f"/tasks/{task_id}").content.decode()
+
+
+def test_a_queue_whose_topics_are_missing_says_so_until_an_admin_creates_them(
+    kafka, topic: str
+) -> None:
+    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
+    Queue.objects.create(cluster=cluster, topic=topic, group_id="g")  # topics never created
+    admin = client_as("admin")
+    missing = admin.get(f"/queues/{topic}/dlq/")
+    assert missing.status_code == 409 and b"does not exist" in missing.content
+    assert admin.get(f"/schedules/{topic}/nope/edit").status_code == 404  # no such topic
+    admin.post(f"/queues/{topic}/topics")
+    assert admin.get(f"/queues/{topic}/dlq/").status_code == 200

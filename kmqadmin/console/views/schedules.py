@@ -1,7 +1,7 @@
 """Schedules: the upcoming list of a schedules topic, create, edit, cancel, fire now."""
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -62,7 +62,10 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
     else:
         form = ScheduleForm()
         if schedule_id is not None:
-            live = actions.live_schedule(schedules, schedule_id)
+            try:
+                live = actions.live_schedule(schedules, schedule_id)
+            except actions.Missing as exc:
+                raise Http404(str(exc)) from None
             form = ScheduleForm.for_edit(live.id, live.due_ms, live.target_topic)
         status = 200
     context = {"topic": schedules, "form": form, "schedule_id": schedule_id}

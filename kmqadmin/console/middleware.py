@@ -1,0 +1,31 @@
+"""Kafka's own states as pages that say what happened, not a bare 500."""
+
+from collections.abc import Callable
+
+from confluent_kafka import KafkaException
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.offset_reader import ReadTimeout
+
+
+class KafkaErrorMiddleware:
+    """Kafka away or slow: 503, try again; a registered queue's topic
+    missing: 409 naming it (the queue page has a button to create it). The
+    API answers the same in JSON (api/errors.py)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if isinstance(exc, TopicMissing):
+            status, what = 409, str(exc)
+        elif isinstance(exc, KafkaException | ReadTimeout):
+            status, what = 503, f"Kafka did not answer in time: {exc}; try again"
+        else:
+            return None
+        return render(request, "console/kafka_error.html", {"what": what}, status=status)

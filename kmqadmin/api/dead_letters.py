@@ -20,6 +20,7 @@ FILTERS = [
     OpenApiParameter("partition", int, description="DLQ partition (0)"),
     OpenApiParameter("from", int, description="offset to start at: a page's next"),
     OpenApiParameter("since", str, description="ISO 8601: start at the first letter this late"),
+    OpenApiParameter("until", str, description="ISO 8601: letters earlier than this"),
     OpenApiParameter("key", str, description="key contains"),
     OpenApiParameter("reason", str, description="kmq-dlq-reason is (e.g. rejected)"),
     OpenApiParameter("header", str, description="NAME=VALUE: a header has this value"),
@@ -55,7 +56,7 @@ class LetterList(QueueAPIView):
 
 class BulkRedrive(QueueAPIView):
     @extend_schema(
-        parameters=FILTERS[:1] + FILTERS[3:-1],
+        parameters=FILTERS[:1] + FILTERS[2:-1],
         request=None,
         responses={202: s.TaskStartedSerializer},
     )

@@ -61,6 +61,11 @@ class LetterFilterForm(forms.Form):
         help_text="ISO 8601, UTC unless it says",
         error_messages={"invalid": "expected ISO 8601, e.g. 2026-11-22T10:00:00Z"},
     )
+    until = forms.DateTimeField(
+        required=False,
+        help_text="before this time",
+        error_messages={"invalid": "expected ISO 8601, e.g. 2026-11-22T11:00:00Z"},
+    )
     key = forms.CharField(required=False, help_text="key contains")
     reason = forms.CharField(required=False, help_text="kmq-dlq-reason is")
     header = forms.RegexField(
@@ -77,13 +82,13 @@ class LetterFilterForm(forms.Form):
         if data["header"]:
             name, _, value = data["header"].partition("=")
             header = (name, value.encode())
-        since = data["since"]
         return LetterFilter(
             key=_given(data["key"]),
             reason=_given(data["reason"]),
             header=header,
             contains=_given(data["contains"]),
-            since_ms=None if since is None else round(since.timestamp() * 1000),
+            since_ms=_ms(data["since"]),
+            until_ms=_ms(data["until"]),
         )
 
 

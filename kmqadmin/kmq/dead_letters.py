@@ -36,13 +36,17 @@ class LetterFilter:
     header: tuple[str, bytes] | None = None  # this header has this value
     contains: bytes | None = None  # the payload contains it
     since_ms: int | None = None  # the record's timestamp is at least it
+    until_ms: int | None = None  # and less than it
 
     def __call__(self, record: KafkaMessage) -> bool:
         if self.key is not None and self.key not in (record.key() or b""):
             return False
         if self.contains is not None and self.contains not in (record.value() or b""):
             return False
-        if self.since_ms is not None and record.timestamp()[1] < self.since_ms:
+        at = record.timestamp()[1]
+        if self.since_ms is not None and at < self.since_ms:
+            return False
+        if self.until_ms is not None and at >= self.until_ms:
             return False
         found = record.headers()
         if self.reason is not None and headers.find(found, headers.DLQ_REASON) != self.reason:
@@ -53,7 +57,7 @@ class LetterFilter:
         """Plain text fields, to hand the filter to a task."""
         text = {k: None if v is None else v.decode() for k, v in self._bytes().items()}
         header = None if self.header is None else [self.header[0], self.header[1].decode()]
-        return text | {"header": header, "since_ms": self.since_ms}
+        return text | {"header": header, "since_ms": self.since_ms, "until_ms": self.until_ms}
 
     @classmethod
     def from_json(cls, data: dict) -> "LetterFilter":
@@ -63,6 +67,7 @@ class LetterFilter:
             **encoded,
             header=None if header is None else (header[0], header[1].encode()),
             since_ms=data["since_ms"],
+            until_ms=data.get("until_ms"),
         )
 
     def _bytes(self) -> dict[str, bytes | None]:

@@ -51,6 +51,8 @@ def test_browse_filter_and_page_by_offset(queue: QueueConfig, operator: APIClien
     rest = operator.get(url, {"limit": 4, "from": page["next"]}).json()
     assert [r["key"] for r in page["results"] + rest["results"]] == [f"k{i}" for i in range(6)]
     assert operator.get(url, {"since": "2999-01-01T00:00:00Z"}).json()["results"] == []
+    assert operator.get(url, {"until": "2000-01-01T00:00:00Z"}).json()["results"] == []
+    assert len(operator.get(url, {"until": "2999-01-01T00:00:00Z"}).json()["results"]) == 6
 
 
 def test_redrive_sends_the_letter_back_as_a_first_delivery(

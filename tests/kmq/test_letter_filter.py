@@ -14,7 +14,8 @@ text = st.text(min_size=1).map(str.encode) | st.none()
     contains=text,
     header=st.tuples(st.text(min_size=1), st.text().map(str.encode)) | st.none(),
     since_ms=st.integers(min_value=0, max_value=2**62) | st.none(),
+    until_ms=st.integers(min_value=0, max_value=2**62) | st.none(),
 )
-def test_json_round_trip(key, reason, contains, header, since_ms) -> None:
-    wanted = LetterFilter(key, reason, header, contains, since_ms)
+def test_json_round_trip(key, reason, contains, header, since_ms, until_ms) -> None:
+    wanted = LetterFilter(key, reason, header, contains, since_ms, until_ms)
     assert LetterFilter.from_json(wanted.to_json()) == wanted

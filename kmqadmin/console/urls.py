@@ -31,6 +31,9 @@ urlpatterns = [
     re_path(rf"^schedules/{TOPIC}/$", schedules.upcoming, name="schedules"),
     re_path(rf"^schedules/{TOPIC}/new$", schedules.edit, name="new-schedule"),
     re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/edit$", schedules.edit, name="edit-schedule"),
-    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/cancel$", schedules.cancel, name="cancel"),
-    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/fire$", schedules.fire, name="fire"),
+    re_path(
+        rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/(?P<action>cancel|fire)$",
+        schedules.act,
+        name="schedule-action",
+    ),
 ]

@@ -157,6 +157,8 @@ def test_schedules_are_created_listed_edited_and_cancelled(kafka, topic: str) ->
         "the schedule gone",
     )
     assert operator.post(f"/schedules/{topic}/invoice-7/cancel").status_code == 404
+    gone = operator.post(f"/schedules/{topic}/invoice-7/fire")
+    assert gone.status_code == 404 and b"no live schedule" in gone.content
     assert list(
         AuditEntry.objects.filter(target=f"{topic}/invoice-7").order_by("id").values_list("action")
     ) == [("schedule",), ("edit schedule",), ("cancel schedule",)]

@@ -12,6 +12,7 @@ from ..forms import LetterFilterForm
 from ..letters import shown
 from .flash import flash
 from .queues import queue_or_404
+from .tasks import started
 
 PAGE = 25
 
@@ -64,4 +65,4 @@ def bulk_redrive(request: HttpRequest, topic: str) -> HttpResponse:
     partition = form.cleaned_data["partition"] or 0
     match = form.letter_filter().to_json()
     job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
-    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})
+    return started(request, job)

@@ -13,6 +13,7 @@ from ..forms import ActionForm, ReplayForm
 from ..models import Queue
 from ..roles import Role, role_of
 from .flash import flash
+from .tasks import started
 
 
 def queue_or_404(topic: str) -> Queue:
@@ -85,11 +86,11 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
     if not form.is_valid():
         return flash(request, form.errors.as_text(), ok=False, status=400)
     job = replay_range.delay(queue.pk, form.span(), request.user.pk)
-    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})
+    return started(request, job)
 
 
 @admin
 @require_POST
 def purge(request: HttpRequest, topic: str) -> HttpResponse:
     job = purge_queue.delay(queue_or_404(topic).pk, request.user.pk)
-    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})
+    return started(request, job)

@@ -72,24 +72,22 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
     return render(request, "console/schedule_form.html", context, status=status)
 
 
-@operator
-@require_POST
-def cancel(request: HttpRequest, topic: str, schedule_id: str) -> HttpResponse:
-    try:
-        actions.cancel_schedule(request.user, topic_or_404(topic), schedule_id)
-    except actions.Missing as exc:
-        return flash(request, str(exc), ok=False, status=404)
-    return flash(request, f"cancelled {schedule_id}")
+# What each one-click schedule action does, and what the page says after it.
+SCHEDULE_ACTIONS = {
+    "cancel": (actions.cancel_schedule, "cancelled {}"),
+    "fire": (actions.fire_schedule, "{} fires now"),
+}
 
 
 @operator
 @require_POST
-def fire(request: HttpRequest, topic: str, schedule_id: str) -> HttpResponse:
+def act(request: HttpRequest, topic: str, schedule_id: str, action: str) -> HttpResponse:
+    do, done = SCHEDULE_ACTIONS[action]
     try:
-        actions.fire_schedule(request.user, topic_or_404(topic), schedule_id)
+        do(request.user, topic_or_404(topic), schedule_id)
     except actions.Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
-    return flash(request, f"{schedule_id} fires now")
+    return flash(request, done.format(schedule_id))
 
 
 def _cursor(text: str) -> tuple[int, str] | None:

@@ -7,6 +7,11 @@ from django.shortcuts import render
 from ..decorators import viewer
 
 
+def started(request: HttpRequest, job: AsyncResult) -> HttpResponse:
+    """The bar of a job just queued; it polls progress() until the job ends."""
+    return render(request, "console/_progress.html", {"task_id": job.id, "state": "PENDING"})
+
+
 @viewer
 def progress(request: HttpRequest, task_id: str) -> HttpResponse:
     job = AsyncResult(task_id)

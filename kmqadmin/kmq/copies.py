@@ -89,7 +89,5 @@ def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMes
 def _first_partition(stable_id: bytes) -> int:
     """The partition a kmq-id names (``topic/partition/offset``); -1 (the
     partitioner's choice) for an id that names none."""
-    try:
-        return int(stable_id.rsplit(b"/", 2)[1])
-    except (IndexError, ValueError):
-        return -1
+    parsed = headers.parse_message_id(stable_id.decode(errors="replace"))
+    return -1 if parsed is None else parsed[1]

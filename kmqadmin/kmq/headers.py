@@ -1,5 +1,6 @@
 """Queue record headers that kmqadmin reads and writes (DESIGN.md section 3)."""
 
+import re
 import struct
 
 REDELIVERY_COUNT = "kmq-redelivery-count"
@@ -33,6 +34,16 @@ def decode_count(data: bytes | None) -> int:
 
 def message_id(topic: str, partition: int, offset: int) -> str:
     return f"{topic}/{partition}/{offset}"
+
+
+_MESSAGE_ID = re.compile(r"(.+)/([0-9]{1,10})/([0-9]{1,19})")
+
+
+def parse_message_id(text: str) -> tuple[str, int, int] | None:
+    """(topic, partition, offset) of a kmq-id, or None if it is not one.
+    Topic names hold no slash, so the last two parts are the numbers."""
+    found = _MESSAGE_ID.fullmatch(text)
+    return None if found is None else (found[1], int(found[2]), int(found[3]))
 
 
 def find(headers: Headers | None, name: str) -> bytes | None:

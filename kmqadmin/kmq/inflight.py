@@ -110,13 +110,10 @@ class InFlightView:
         """The open delivery of the message with kmq-id ``message_id``: its
         first copy, or a later copy (same partition, higher offset) whose
         kmq-id header says so."""
-        try:
-            topic, partition_text, offset_text = message_id.rsplit("/", 2)
-            partition, offset = int(partition_text), int(offset_text)
-        except ValueError:
+        parsed = headers.parse_message_id(message_id)
+        if parsed is None or parsed[0] != self.config.topic:
             return None
-        if topic != self.config.topic:
-            return None
+        _, partition, offset = parsed
         if (first := self.get(partition, offset)) is not None:
             return first
         with self._lock:

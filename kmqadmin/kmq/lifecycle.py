@@ -83,13 +83,10 @@ class LifecycleFinder:
     def find(self, message_id: str) -> Lifecycle | None:
         """The story of ``message_id``, or None if it names no record of this
         queue (a malformed id, another topic, or a first copy gone)."""
-        try:
-            topic, partition_text, offset_text = message_id.rsplit("/", 2)
-            partition, offset = int(partition_text), int(offset_text)
-        except ValueError:
+        parsed = headers.parse_message_id(message_id)
+        if parsed is None or parsed[0] != self.config.topic:
             return None
-        if topic != self.config.topic or partition < 0 or offset < 0:
-            return None
+        _, partition, offset = parsed
         with self._lock:
             return self._find(message_id, partition, offset)
 

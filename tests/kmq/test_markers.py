@@ -92,3 +92,18 @@ def test_redelivery_count_garbage() -> None:
     assert headers.decode_count(None) == 0
     with pytest.raises(headers.HeaderError, match="must be 1 or 4 bytes, got 3"):
         headers.decode_count(b"abc")
+
+
+@given(
+    st.text(min_size=1).filter(lambda t: "\n" not in t),
+    st.integers(0, 2**31 - 1),
+    st.integers(0, 2**63 - 1),
+)
+def test_message_id_round_trip(topic: str, partition: int, offset: int) -> None:
+    made = headers.message_id(topic, partition, offset)
+    assert headers.parse_message_id(made) == (topic, partition, offset)
+
+
+@pytest.mark.parametrize("text", ["", "orders", "orders/1", "orders/-1/2", "orders/1/²", "/1/2"])
+def test_what_is_not_a_message_id(text: str) -> None:
+    assert headers.parse_message_id(text) is None

@@ -1,10 +1,13 @@
 """Forms of the console; the API reuses the DLQ filter so both read it alike."""
 
+import contextlib
 from datetime import UTC, datetime
 
+from confluent_kafka import Message as KafkaMessage
 from django import forms
 
 from kmqadmin.kmq import LetterFilter
+from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
 
@@ -113,10 +116,22 @@ class ScheduleForm(forms.Form):
             "headers": {},
         }
 
-    @classmethod
-    def for_edit(cls, schedule_id: str, due_ms: int, target_topic: str) -> "ScheduleForm":
-        at = datetime.fromtimestamp(due_ms / 1000, UTC)
-        return cls(initial={"id": schedule_id, "at": at, "target_topic": target_topic})
+    @staticmethod
+    def initial_from(record: KafkaMessage | None) -> dict:
+        """The form's values from a schedule's live record; the value only
+        when it is text (the edit keeps a binary payload as it is)."""
+        if record is None:
+            return {}
+        fires = wire.target(record, "")
+        initial = {
+            "id": record.key().decode(errors="replace"),
+            "at": datetime.fromtimestamp(wire.deadline(record.headers()) / 1000, UTC),
+            "target_topic": fires.topic,
+            "key": (fires.key or b"").decode(errors="replace"),
+        }
+        with contextlib.suppress(UnicodeDecodeError):
+            initial["value"] = record.value().decode()
+        return initial
 
 
 class AuditFilterForm(forms.Form):

@@ -85,6 +85,11 @@ def schedule_headers(
     return ours + [(k, v) for k, v in passed if k not in _INPUT]
 
 
+def passed(headers: Headers | None) -> Headers:
+    """The headers of a schedule record that pass through to the fired one."""
+    return [(k, v) for k, v in headers or () if k not in _INPUT]
+
+
 def target(record: KafkaMessage, schedules_topic: str) -> Target:
     """The record to produce when ``record`` fires (etf1's triggered message)."""
     headers = record.headers() or []

@@ -19,21 +19,22 @@ from kmqadmin.kmq import RedeliveryTracker
 
 class CountPublisher:
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[int, int]] = {}  # id(tracker) -> counts published
+        # Keyed by the tracker itself (held, so its id is never reused meanwhile).
+        self._seen: dict[RedeliveryTracker, tuple[int, int]] = {}
 
     def publish(self, running: Mapping[Hashable, Service]) -> None:
         trackers = [s for s in running.values() if isinstance(s, RedeliveryTracker)]
-        self._seen = {k: v for k, v in self._seen.items() if k in {id(t) for t in trackers}}
+        self._seen = {t: counts for t, counts in self._seen.items() if t in trackers}
         minute = timezone.now().replace(second=0, microsecond=0)
         for tracker in trackers:
             stats = tracker.stats()
-            before = self._seen.get(id(tracker), (0, 0))
+            before = self._seen.get(tracker, (0, 0))
             redelivered, dead = stats.redelivered - before[0], stats.dead_lettered - before[1]
             if redelivered or dead:
                 queue = _queue_of(tracker)
                 if queue is not None:
                     _add(queue, minute, redelivered, dead)
-            self._seen[id(tracker)] = (stats.redelivered, stats.dead_lettered)
+            self._seen[tracker] = (stats.redelivered, stats.dead_lettered)
 
 
 def _queue_of(tracker: RedeliveryTracker) -> Queue | None:

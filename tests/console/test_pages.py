@@ -3,7 +3,9 @@
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils.dateparse import parse_datetime
 
+from kmqadmin.console import actions, clients
 from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
 from tests.console.conftest import client_as
@@ -143,7 +145,9 @@ def test_schedules_are_created_listed_edited_and_cancelled(kafka, topic: str) ->
         "the schedule listed",
     )
     assert b"2999-01-01 10:00:00" in listed.content
-    edited = {**new, "at": "2998-06-01 08:00:00"}
+    form = operator.get(f"/schedules/{topic}/invoice-7/edit").content.decode()
+    assert "hi</textarea>" in form and 'value="out"' in form  # the live version, filled in
+    edited = {"at": "2998-06-01 08:00:00", "target_topic": "out", "value": "hi"}
     assert operator.post(f"/schedules/{topic}/invoice-7/edit", edited).status_code == 302
     wait_for(
         lambda: b"2998-06-01 08:00:00" in operator.get(f"/schedules/{topic}/").content,
@@ -231,3 +235,24 @@ def test_a_queue_whose_topics_are_missing_says_so_until_an_admin_creates_them(
     assert admin.get(f"/schedules/{topic}/nope/edit").status_code == 404  # no such topic
     admin.post(f"/queues/{topic}/topics")
     assert admin.get(f"/queues/{topic}/dlq/").status_code == 200
+
+
+def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) -> None:
+    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
+    schedules = ScheduleTopic.objects.create(cluster=cluster, topic=topic, group_id="s")
+    schedules.config().ensure_topics(partitions=1)
+    operator = client_as("operator")
+    first = {"at": parse_datetime("2999-01-01T00:00:00Z"), "target_topic": "out"}
+    first |= {"payload": b"hi", "key": "k", "headers": {"trace": "abc"}}
+    actions.write_schedule(User.objects.get(), schedules, "s-1", first, edit=False)
+    v1 = wait_for(lambda: clients.upcoming(schedules.config()).get("s-1"), 20, "version 1")
+    edited = {"at": "2998-01-01 00:00:00", "target_topic": "out", "key": "k", "value": "hi"}
+    assert operator.post(f"/schedules/{topic}/s-1/edit", edited).status_code == 302
+
+    def second_version():
+        live = clients.upcoming(schedules.config()).get("s-1")
+        return live if live is not None and live.due_ms < v1.due_ms else None
+
+    record = clients.upcoming(schedules.config()).record(wait_for(second_version, 20, "v2"))
+    assert ("trace", b"abc") in record.headers()
+    assert record.value() == b"hi"

@@ -1,9 +1,12 @@
 """Schedules: the upcoming list of a schedules topic, create, edit, cancel, fire now."""
 
+from confluent_kafka import Message as KafkaMessage
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
+
+from kmqadmin.scheduler import wire
 
 from .. import actions, clients
 from ..decorators import operator, viewer
@@ -39,37 +42,48 @@ def upcoming(request: HttpRequest, topic: str) -> HttpResponse:
 
 @operator
 def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> HttpResponse:
-    """GET: the form (filled in for an existing id); POST: a new version."""
+    """GET: the form (filled in from the live version for an existing id);
+    POST: a new version. An edit keeps what the form does not show: the
+    headers that pass through, and a payload that is not text."""
     schedules = topic_or_404(topic)
-    if request.method == "POST":
-        form = ScheduleForm(request.POST)
-        if form.is_valid():
-            new_id = form.cleaned_data["id"]
-            try:
-                actions.write_schedule(
-                    request.user,
-                    schedules,
-                    new_id,
-                    form.schedule(),
-                    edit=schedule_id is not None,
-                )
-            except actions.Missing as exc:
-                form.add_error(None, str(exc))
-            else:
-                messages.success(request, f"scheduled {new_id}")
-                return redirect("console:schedules", topic=topic)
-        status = 400
-    else:
-        form = ScheduleForm()
-        if schedule_id is not None:
-            try:
-                live = actions.live_schedule(schedules, schedule_id)
-            except actions.Missing as exc:
-                raise Http404(str(exc)) from None
-            form = ScheduleForm.for_edit(live.id, live.due_ms, live.target_topic)
-        status = 200
-    context = {"topic": schedules, "form": form, "schedule_id": schedule_id}
+    old = _live_record(schedules, schedule_id) if schedule_id is not None else None
+    form = ScheduleForm(request.POST or None, initial=ScheduleForm.initial_from(old))
+    if old is not None:
+        form.fields["id"].disabled = True  # a new id is a new schedule, not an edit
+    keeps_payload = old is not None and "value" not in form.initial
+    if request.method == "POST" and form.is_valid():
+        data = form.schedule()
+        if old is not None:
+            data["headers"] = dict(wire.passed(old.headers()))
+        if keeps_payload:
+            data["payload"] = old.value()
+        new_id = form.cleaned_data["id"]
+        try:
+            actions.write_schedule(request.user, schedules, new_id, data, edit=old is not None)
+        except actions.Missing as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"scheduled {new_id}")
+            return redirect("console:schedules", topic=topic)
+    context = {
+        "topic": schedules,
+        "form": form,
+        "schedule_id": schedule_id,
+        "keeps_payload": keeps_payload,
+    }
+    status = 400 if request.method == "POST" else 200
     return render(request, "console/schedule_form.html", context, status=status)
+
+
+def _live_record(schedules: ScheduleTopic, schedule_id: str) -> KafkaMessage:
+    try:
+        live = actions.live_schedule(schedules, schedule_id)
+    except actions.Missing as exc:
+        raise Http404(str(exc)) from None
+    record = clients.upcoming(schedules.config()).record(live)
+    if record is None:
+        raise Http404(f"schedule {schedule_id}'s record is gone (compacted)")
+    return record
 
 
 # What each one-click schedule action does, and what the page says after it.

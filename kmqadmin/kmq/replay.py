@@ -11,7 +11,7 @@ is in flight. Kafka moves only an empty group's offsets, so the workers
 must be stopped first; the broker's refusal is reported as it is.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
@@ -141,7 +141,7 @@ class Replayer:
             self._consumer.unassign()
 
 
-def purge(config: QueueConfig, on_progress: Callable[[str], None] = lambda _: None) -> dict:
+def purge(config: QueueConfig) -> dict:
     """Group to the end of every partition, then an end marker for every
     open delivery. Raises KafkaException when the group is not empty."""
     admin = admin_client(config.bootstrap_servers, config.kafka_config)
@@ -156,7 +156,6 @@ def purge(config: QueueConfig, on_progress: Callable[[str], None] = lambda _: No
     request = ConsumerGroupTopicPartitions(config.group_id, ends)
     for future in admin.alter_consumer_group_offsets([request]).values():
         future.result(timeout=30)
-    on_progress("offsets moved")
     view = InFlightView(config)
     try:
         view.refresh(budget_s=30)

@@ -1,0 +1,111 @@
+"""Events: the few columns of each queue, markers and DLQ record that the
+lifecycle needs, decoded from the wire formats of DESIGN.md section 3.
+
+Payloads are dropped here, so everything after (the streaming run's event
+log included) handles a few dozen bytes per record. A record that does not
+decode (a marker with a short key or an unknown type byte) is kept with
+``valid = false``: the lifecycle skips it and the run counts it.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+QUEUE, MARKERS, DLQ = "queue", "markers", "dlq"
+
+COLUMNS = (
+    "queue",
+    "role",
+    "partition",
+    "offset",
+    "at_ms",
+    "timestamp_type",
+    "kmq_id",
+    "redelivered",
+    "reason",
+    "copy_partition",
+    "copy_offset",
+    "marker_type",
+    "valid",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueTopics:
+    """A queue and its companion topics, by name."""
+
+    queue: str
+    markers: str
+    dlq: str
+
+    def roles(self) -> list[tuple[str, str, str]]:
+        return [
+            (self.queue, self.queue, QUEUE),
+            (self.markers, self.queue, MARKERS),
+            (self.dlq, self.queue, DLQ),
+        ]
+
+
+def topics(queues: Sequence[QueueTopics]) -> list[str]:
+    return [topic for q in queues for topic, _, _ in q.roles()]
+
+
+def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
+    """One event per record of Spark's Kafka schema, with its queue and role."""
+    spark = records.sparkSession
+    roles = F.broadcast(_roles(spark, queues))
+    joined = records.join(roles, "topic")
+    own_id = F.concat_ws("/", "topic", "partition", "offset")
+    role = F.col("role")
+    is_marker = role == MARKERS
+    marker_type = _unsigned(F.substring("value", 1, 1)).cast("int")
+    copy_partition = _unsigned(F.substring("key", 1, 4)).try_cast("int")
+    copy_offset = _unsigned(F.substring("key", 5, 8))
+    key_ok = (F.length("key") == 12) & copy_partition.isNotNull() & copy_offset.isNotNull()
+    return joined.select(
+        "queue",
+        "role",
+        "partition",
+        "offset",
+        F.unix_millis("timestamp").alias("at_ms"),
+        F.col("timestampType").alias("timestamp_type"),
+        F.when(role == QUEUE, F.coalesce(_header("kmq-id"), own_id))
+        .when(role == DLQ, _header("kmq-id"))
+        .alias("kmq_id"),
+        F.when(role == QUEUE, _has_header("kmq-redelivery-count")).alias("redelivered"),
+        F.when(role == DLQ, _header("kmq-dlq-reason")).alias("reason"),
+        F.when(is_marker, copy_partition).alias("copy_partition"),
+        F.when(is_marker, copy_offset).alias("copy_offset"),
+        F.when(is_marker, marker_type).alias("marker_type"),
+        F.when(is_marker, _valid_marker(key_ok, marker_type)).otherwise(True).alias("valid"),
+    )
+
+
+def _roles(spark: SparkSession, queues: Sequence[QueueTopics]) -> DataFrame:
+    rows = [row for q in queues for row in q.roles()]
+    return spark.createDataFrame(rows, "topic string, queue string, role string")
+
+
+def _header(name: str) -> Column:
+    """The last value of header ``name`` as text (later headers win, as in Kafka clients)."""
+    found = F.filter("headers", lambda h: h["key"] == F.lit(name))
+    return F.when(F.size(found) > 0, F.element_at(found, -1)["value"].cast("string"))
+
+
+def _has_header(name: str) -> Column:
+    return F.coalesce(F.exists("headers", lambda h: h["key"] == F.lit(name)), F.lit(False))
+
+
+def _unsigned(data: Column) -> Column:
+    """Big-endian bytes as a long; null when they do not fit one (ANSI casts would fail)."""
+    return F.conv(F.hex(data), 16, 10).try_cast("long")
+
+
+def _valid_marker(key_ok: Column, marker_type: Column) -> Column:
+    """The rules of kmq.markers.decode_key / decode_value, on columns."""
+    size = F.length("value")
+    fixed = F.when(marker_type.isin(1, 3), size == 9).when(marker_type.isin(0, 2), size == 1)
+    value_ok = F.when(marker_type == 4, size >= 1).otherwise(F.coalesce(fixed, F.lit(False)))
+    return F.coalesce(key_ok & value_ok, F.lit(False))

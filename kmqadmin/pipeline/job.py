@@ -1,0 +1,149 @@
+"""The analytics job: Kafka in, lifecycle facts and per-minute aggregates out.
+
+One job, two ways to run it. A batch run reads a window of the topics and
+recomputes the hours it covers. A streaming run reads what is new each
+micro-batch, appends it to an event log (Parquet), and recomputes the hours
+the new events touch from that log; Spark's checkpoint holds its offsets.
+Either writes Parquet partitioned by queue, date and hour, overwriting the
+hours it recomputed, and hands the minute rows to ``on_minutes`` (the Django
+side upserts them for the console's charts).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamReader, StreamingQuery
+
+from .events import QueueTopics, events, topics
+from .lifecycle import analyse, partition_columns, skipped_markers
+from .session import SPARK_KAFKA, kafka_format
+
+HOUR_MS = 3_600_000
+PARTITIONS = ["queue", "date", "hour"]
+
+MinuteRows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    bootstrap_servers: str
+    queues: Sequence[QueueTopics]
+    output_dir: Path
+    source: str = "auto"  # KMQ_PIPELINE_SOURCE: auto, spark or python
+    lookback_ms: int = HOUR_MS  # how far before a window its messages may start
+    kafka_config: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    since_ms: int
+    facts: int
+    minutes: MinuteRows
+    skipped_markers: dict[str, int]
+
+
+class AnalyticsJob:
+    def __init__(self, spark: SparkSession, config: PipelineConfig) -> None:
+        if not config.queues:
+            raise ValueError("no queues to analyse: register a queue first")
+        self.spark = spark
+        self.config = config
+        self.format = kafka_format(spark, config.source)
+
+    def run_batch(self, since_ms: int) -> RunResult:
+        """Recomputes every hour from ``since_ms``'s on (rounded down to the hour)."""
+        since = since_ms - since_ms % HOUR_MS
+        reader = self._kafka(self.spark.read).option(
+            "startingTimestamp", str(since - self.config.lookback_ms)
+        )
+        found = events(reader.load(), self.config.queues).persist()
+        try:
+            return self._recompute(found, since)
+        finally:
+            found.unpersist()
+
+    def run_stream(
+        self,
+        checkpoint_dir: Path,
+        on_result: Callable[[RunResult], None],
+        trigger: dict[str, Any],
+    ) -> StreamingQuery:
+        """Starts the streaming run; ``trigger`` as DataStreamWriter.trigger
+        takes it (``{"processingTime": "30 seconds"}``, ``{"availableNow": True}``)."""
+        stream = self._kafka(self.spark.readStream).option("startingOffsets", "earliest").load()
+
+        def batch(records: DataFrame, batch_id: int) -> None:
+            result = self._apply_batch(records)
+            if result is not None:
+                on_result(result)
+
+        return (
+            stream.writeStream.foreachBatch(batch)
+            .option("checkpointLocation", str(checkpoint_dir))
+            .trigger(**trigger)
+            .start()
+        )
+
+    def _apply_batch(self, records: DataFrame) -> RunResult | None:
+        new = events(records, self.config.queues).persist()
+        try:
+            first = new.agg(F.min("at_ms")).first()[0]
+            if first is None:
+                return None
+            logged = new.select("*", *partition_columns("at_ms"))
+            logged.write.mode("append").partitionBy(*PARTITIONS).parquet(str(self._path("events")))
+        finally:
+            new.unpersist()
+        since = first - first % HOUR_MS
+        start = since - self.config.lookback_ms
+        log = (
+            self.spark.read.parquet(str(self._path("events")))
+            # date prunes the log's directories; at_ms is the exact bound.
+            .filter(F.col("date") >= F.to_date(F.timestamp_millis(F.lit(start))))
+            .filter(F.col("at_ms") >= start)
+            # A micro-batch replayed after a crash appended its events twice.
+            .dropDuplicates(["queue", "role", "partition", "offset"])
+            .persist()
+        )
+        try:
+            return self._recompute(log, since)
+        finally:
+            log.unpersist()
+
+    def _recompute(self, found: DataFrame, since: int) -> RunResult:
+        result = analyse(found, since)
+        facts = result.facts.persist()
+        minutes = result.minutes.persist()
+        try:
+            facts.write.mode("overwrite").partitionBy(*PARTITIONS).parquet(str(self._path("facts")))
+            minutes.write.mode("overwrite").partitionBy(*PARTITIONS).parquet(
+                str(self._path("minutes"))
+            )
+            rows = [row.asDict() for row in minutes.drop("date", "hour").collect()]
+            skipped = {row["queue"]: row["count"] for row in skipped_markers(found).collect()}
+            return RunResult(since, facts.count(), rows, skipped)
+        finally:
+            facts.unpersist()
+            minutes.unpersist()
+
+    def _kafka[R: (DataFrameReader, DataStreamReader)](self, reader: R) -> R:
+        """The same options for either source; Spark's also needs to be asked for headers."""
+        options = {f"kafka.{k}": v for k, v in self.config.kafka_config.items()}
+        options |= {
+            "kafka.bootstrap.servers": self.config.bootstrap_servers,
+            "subscribe": ",".join(topics(self.config.queues)),
+        }
+        if self.format == SPARK_KAFKA:
+            options |= {
+                "includeHeaders": "true",
+                "startingOffsetsByTimestampStrategy": "latest",
+                "failOnDataLoss": "false",
+            }
+        return reader.format(self.format).options(**options)
+
+    def _path(self, table: str) -> Path:
+        return self.config.output_dir / table

@@ -1,0 +1,230 @@
+"""The lifecycle of every message, from events (see events.py).
+
+Copies of a message share its kmq-id; markers name a copy by its queue
+coordinates; dead letters carry the kmq-id. An end marker means one of three
+things, told apart as kmq.lifecycle tells them for the console: a
+redelivery's end when a redelivered copy follows its copy; otherwise a move
+to the DLQ while the message has letters not yet accounted for (in marker
+order); otherwise an ack.
+
+Facts are kept for messages whose first copy was produced at or after
+``since_ms``; minutes from ``since_ms`` on. Events before it (the lookback)
+only inform them: a redelivery or ack after ``since_ms`` of a message
+produced a little earlier still finds its copies.
+"""
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from .events import DLQ, MARKERS, QUEUE
+
+START, END = 1, 0
+ACKED, DEAD, IN_FLIGHT = "acked", "dead-lettered", "in flight"
+QUANTILES = (0.5, 0.95, 0.99)
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+
+_COPY = ["queue", "partition", "offset"]
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    facts: DataFrame  # one row per message
+    minutes: DataFrame  # one row per queue and minute
+
+
+def analyse(events: DataFrame, since_ms: int) -> Lifecycle:
+    copies = _copies(events)
+    marked = _marked(events, copies)
+    ends = _classified_ends(marked, events)
+    return Lifecycle(
+        _facts(copies, marked, ends, events, since_ms), _minutes(copies, marked, ends, since_ms)
+    )
+
+
+def skipped_markers(events: DataFrame) -> DataFrame:
+    """Markers that do not decode, per queue."""
+    return events.filter((F.col("role") == MARKERS) & ~F.col("valid")).groupBy("queue").count()
+
+
+def _copies(events: DataFrame) -> DataFrame:
+    """Queue records, each with whether the copy after it is a redelivery."""
+    by_message = Window.partitionBy("queue", "kmq_id").orderBy("offset")
+    copies = events.filter(F.col("role") == QUEUE).select(
+        *_COPY, "at_ms", "timestamp_type", "kmq_id", "redelivered"
+    )
+    return copies.withColumns(
+        {
+            "redelivered_next": F.coalesce(F.lead("redelivered").over(by_message), F.lit(False)),
+            "last": F.lead("offset").over(by_message).isNull(),
+            "first": F.col("kmq_id").endswith(
+                F.concat(F.lit("/"), "partition", F.lit("/"), "offset")
+            ),
+        }
+    )
+
+
+def _marked(events: DataFrame, copies: DataFrame) -> DataFrame:
+    """Valid markers joined to the copy they name; markers of copies not read are dropped."""
+    markers = events.filter((F.col("role") == MARKERS) & F.col("valid")).select(
+        "queue",
+        F.col("copy_partition").alias("partition"),
+        F.col("copy_offset").alias("offset"),
+        F.col("offset").alias("marker_offset"),
+        F.col("at_ms").alias("marker_ms"),
+        "marker_type",
+    )
+    return markers.join(copies.select(*_COPY, "kmq_id", "redelivered_next", "last"), _COPY)
+
+
+def _classified_ends(marked: DataFrame, events: DataFrame) -> DataFrame:
+    """The first end marker of each copy that is not a redelivery's, as ack or dead letter."""
+    per_copy = Window.partitionBy(*_COPY).orderBy("marker_offset")
+    ends = (
+        marked.filter(F.col("marker_type") == END)
+        .withColumn("nth", F.row_number().over(per_copy))
+        .filter((F.col("nth") == 1) & ~F.col("redelivered_next"))
+    )
+    per_message = Window.partitionBy("queue", "kmq_id").orderBy("marker_ms", "marker_offset")
+    letters = _letters(events).select("queue", "kmq_id", "letters")
+    return (
+        ends.withColumn("k", F.row_number().over(per_message))
+        .join(letters, ["queue", "kmq_id"], "left")
+        .withColumn(
+            "outcome", F.when(F.col("k") <= F.coalesce("letters", F.lit(0)), DEAD).otherwise(ACKED)
+        )
+        .select(*_COPY, "kmq_id", "last", "marker_ms", "outcome")
+    )
+
+
+def _letters(events: DataFrame) -> DataFrame:
+    return (
+        events.filter((F.col("role") == DLQ) & F.col("kmq_id").isNotNull())
+        .groupBy("queue", "kmq_id")
+        .agg(F.count("*").alias("letters"), F.max_by("reason", "offset").alias("dlq_reason"))
+    )
+
+
+def _facts(
+    copies: DataFrame, marked: DataFrame, ends: DataFrame, events: DataFrame, since_ms: int
+) -> DataFrame:
+    first = copies.filter(F.col("first") & (F.col("at_ms") >= since_ms)).select(
+        "queue",
+        "kmq_id",
+        "partition",
+        "offset",
+        F.col("at_ms").alias("produced_ms"),
+        _timestamp_type(F.col("timestamp_type")).alias("timestamp_type"),
+    )
+    starts = (
+        marked.filter(F.col("marker_type") == START)
+        .groupBy("queue", "kmq_id")
+        .agg(F.array_sort(F.collect_list("marker_ms")).alias("delivery_starts"))
+    )
+    final = ends.filter("last").select(
+        "queue", "kmq_id", F.col("outcome").alias("state"), F.col("marker_ms").alias("ended_ms")
+    )
+    facts = (
+        first.join(starts, ["queue", "kmq_id"], "left")
+        .join(final, ["queue", "kmq_id"], "left")
+        .join(_letters(events).select("queue", "kmq_id", "dlq_reason"), ["queue", "kmq_id"], "left")
+    )
+    state = F.coalesce("state", F.lit(IN_FLIGHT))
+    return facts.select(
+        "queue",
+        "kmq_id",
+        "partition",
+        "offset",
+        "produced_ms",
+        "timestamp_type",
+        F.coalesce("delivery_starts", F.array().cast("array<bigint>")).alias("delivery_starts"),
+        F.coalesce(F.size("delivery_starts"), F.lit(0)).alias("deliveries"),
+        F.when(state == ACKED, F.col("ended_ms")).alias("acked_ms"),
+        F.when(state == DEAD, F.col("ended_ms")).alias("dead_lettered_ms"),
+        state.alias("state"),
+        "dlq_reason",
+        *partition_columns("produced_ms"),
+    )
+
+
+def _minutes(copies: DataFrame, marked: DataFrame, ends: DataFrame, since_ms: int) -> DataFrame:
+    """Per queue and minute: counts, and latency / processing time quantiles
+    of the acks in that minute (each ack against its message's first copy
+    and its copy's latest start)."""
+    produced = copies.filter("first").select("queue", F.col("at_ms").alias("ms"), _one("produced"))
+    redelivered = copies.filter("redelivered").select(
+        "queue", F.col("at_ms").alias("ms"), _one("redelivered")
+    )
+    produced_at = copies.filter("first").select(
+        "queue", "kmq_id", F.col("at_ms").alias("produced_ms")
+    )
+    started_at = (
+        marked.filter(F.col("marker_type") == START)
+        .groupBy(*_COPY)
+        .agg(F.max("marker_ms").alias("started_ms"))
+    )
+    outcomes = (
+        ends.join(produced_at, ["queue", "kmq_id"], "left")
+        .join(started_at, _COPY, "left")
+        .select(
+            "queue",
+            F.col("marker_ms").alias("ms"),
+            F.when(F.col("outcome") == ACKED, 1).otherwise(0).alias("acked"),
+            F.when(F.col("outcome") == DEAD, 1).otherwise(0).alias("dead_lettered"),
+            F.when(F.col("outcome") == ACKED, F.col("marker_ms") - F.col("produced_ms")).alias(
+                "latency_ms"
+            ),
+            F.when(F.col("outcome") == ACKED, F.col("marker_ms") - F.col("started_ms")).alias(
+                "processing_ms"
+            ),
+        )
+    )
+    counted = produced.unionByName(redelivered, allowMissingColumns=True).unionByName(
+        outcomes, allowMissingColumns=True
+    )
+    minute = (F.col("ms") - F.col("ms") % 60_000).alias("minute_ms")
+    grouped = counted.filter(F.col("ms") >= since_ms).groupBy("queue", minute)
+    latency = F.percentile("latency_ms", F.array(*map(F.lit, QUANTILES)))
+    processing = F.percentile("processing_ms", F.array(*map(F.lit, QUANTILES)))
+    totals = grouped.agg(
+        *(F.coalesce(F.sum(c), F.lit(0)).cast("long").alias(c) for c in _COUNTS),
+        latency.alias("latency"),
+        processing.alias("processing"),
+    )
+    return totals.select(
+        "queue",
+        "minute_ms",
+        *_COUNTS,
+        *(F.col("latency")[i].alias(f"latency_p{_pct(q)}_ms") for i, q in enumerate(QUANTILES)),
+        *(
+            F.col("processing")[i].alias(f"processing_p{_pct(q)}_ms")
+            for i, q in enumerate(QUANTILES)
+        ),
+        *partition_columns("minute_ms"),
+    )
+
+
+_COUNTS = ("produced", "acked", "redelivered", "dead_lettered")
+
+
+def _one(name: str) -> Column:
+    return F.lit(1).alias(name)
+
+
+def _pct(q: float) -> str:
+    return f"{q * 100:g}"
+
+
+def _timestamp_type(code: Column) -> Column:
+    result = F.lit(None).cast("string")
+    for value, name in TIMESTAMP_TYPES.items():
+        result = F.when(code == value, name).otherwise(result)
+    return result
+
+
+def partition_columns(ms: str) -> list[Column]:
+    """date and hour (UTC) of an epoch-ms column: the Parquet partitions a
+    run overwrites whole."""
+    at = F.timestamp_millis(F.col(ms))
+    return [F.to_date(at).alias("date"), F.hour(at).alias("hour")]

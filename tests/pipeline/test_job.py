@@ -1,0 +1,152 @@
+"""The analytics job on a known story (scenario.py), read from the real broker."""
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.pipeline.events import QueueTopics
+from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
+
+from . import scenario
+from .scenario import MINUTE, T, fact
+
+
+def _job(spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, out: Path) -> AnalyticsJob:
+    config = PipelineConfig(kafka.bootstrap_servers, [queue], out, source="python")
+    return AnalyticsJob(spark, config)
+
+
+def _facts(spark: SparkSession, out: Path) -> dict[str, dict]:
+    rows = spark.read.parquet(str(out / "facts")).drop("date", "hour", "partition").collect()
+    return {row["kmq_id"]: row.asDict() for row in rows}
+
+
+def _minutes(result: RunResult) -> dict[int, dict]:
+    return {row.pop("minute_ms") - T: row for row in result.minutes if row.pop("queue")}
+
+
+def test_batch_run_gives_the_facts_and_minutes_of_the_story(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+) -> None:
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+    scenario.write(kafka.bootstrap_servers, queue, 2)
+
+    result = _job(spark, kafka, queue, tmp_path).run_batch(T)
+
+    facts = _facts(spark, tmp_path)
+    expected = [
+        fact(queue, 0, 0, [1000], "acked", 3000),
+        fact(queue, 1, 500, [1000, 32_000, 63_000], "acked", 65_000),
+        fact(queue, 2, 1000, [2000, 121_000], "acked", 125_000, "rejected"),
+        fact(queue, 4, 2000, [70_000], "in flight"),
+        fact(queue, 7, 3000, [4000], "acked", 5000),
+        fact(queue, 8, 3000, [4000], "acked", 8000),
+        fact(queue, 9, 3000, [4000], "acked", 20_000),
+    ]
+    assert facts == {row["kmq_id"]: row for row in expected}
+    assert result.facts == 7
+    assert result.skipped_markers == {queue.queue: 1}
+
+    minutes = _minutes(result)
+    assert set(minutes) == {0, MINUTE, 2 * MINUTE}
+    # Minute 0: acks of A (3 s latency, 2 s processing) and E1-E3 (2/5/17 s, 1/4/16 s);
+    # Spark's percentile interpolates linearly between ranks.
+    assert minutes[0] == pytest.approx(
+        {
+            "produced": 7,
+            "acked": 4,
+            "redelivered": 1,
+            "dead_lettered": 1,
+            "latency_p50_ms": 4000.0,
+            "latency_p95_ms": 15_200.0,
+            "latency_p99_ms": 16_640.0,
+            "processing_p50_ms": 3000.0,
+            "processing_p95_ms": 14_200.0,
+            "processing_p99_ms": 15_640.0,
+        }
+    )
+    assert minutes[MINUTE] == {
+        "produced": 0,
+        "acked": 1,
+        "redelivered": 1,
+        "dead_lettered": 0,
+        **dict.fromkeys(("latency_p50_ms", "latency_p95_ms", "latency_p99_ms"), 64_500.0),
+        **dict.fromkeys(("processing_p50_ms", "processing_p95_ms", "processing_p99_ms"), 2000.0),
+    }
+    assert minutes[2 * MINUTE]["acked"] == 1
+    assert minutes[2 * MINUTE]["latency_p50_ms"] == 124_000.0
+    assert minutes[2 * MINUTE]["processing_p99_ms"] == 4000.0
+
+
+def test_a_dead_letter_not_yet_redriven_is_the_final_state(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+) -> None:
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+
+    _job(spark, kafka, queue, tmp_path).run_batch(T)
+
+    c = _facts(spark, tmp_path)[f"{queue.queue}/0/2"]
+    assert (c["state"], c["dead_lettered_ms"], c["dlq_reason"]) == (
+        "dead-lettered",
+        T + 4000,
+        "rejected",
+    )
+
+
+def test_a_window_keeps_the_facts_of_messages_produced_in_it(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+) -> None:
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+
+    result = _job(spark, kafka, queue, tmp_path).run_batch(T + 3_600_000)
+
+    assert result.facts == 0
+    assert result.minutes == []
+
+
+@pytest.mark.parametrize("source", ["nonsense"])
+def test_an_unknown_source_names_the_setting(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path, source: str
+) -> None:
+    config = PipelineConfig(kafka.bootstrap_servers, [queue], tmp_path, source=source)
+    with pytest.raises(ValueError, match="KMQ_PIPELINE_SOURCE"):
+        AnalyticsJob(spark, config)
+
+
+def _stream_once(job: AnalyticsJob, checkpoint: Path) -> tuple[int, list[RunResult]]:
+    """Runs the stream until it has read what is there; rows read, results."""
+    results: list[RunResult] = []
+    query = job.run_stream(checkpoint, results.append, {"availableNow": True})
+    query.awaitTermination(120)
+    assert not query.isActive, "the availableNow stream did not finish in 120 s"
+    return sum(p["numInputRows"] for p in query.recentProgress), results
+
+
+def test_stream_reads_new_records_only_and_resumes_from_its_checkpoint(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+) -> None:
+    job, checkpoint = _job(spark, kafka, queue, tmp_path / "out"), tmp_path / "checkpoint"
+    first = scenario.write(kafka.bootstrap_servers, queue, 1)
+
+    read, results = _stream_once(job, checkpoint)
+
+    assert read == first
+    c = _facts(spark, tmp_path / "out")[f"{queue.queue}/0/2"]
+    assert c["state"] == "dead-lettered"
+    assert results[-1].minutes[0]["produced"] == 4
+
+    second = scenario.write(kafka.bootstrap_servers, queue, 2)
+    # A new job object, as after a restart: only the checkpoint remembers.
+    read, results = _stream_once(_job(spark, kafka, queue, tmp_path / "out"), checkpoint)
+
+    assert read == second
+    facts = _facts(spark, tmp_path / "out")
+    assert len(facts) == 7
+    assert facts[f"{queue.queue}/0/2"]["state"] == "acked"
+    assert facts[f"{queue.queue}/0/1"]["deliveries"] == 3
+    by_minute = {row["minute_ms"] - T: row for row in results[-1].minutes}
+    assert (by_minute[0]["produced"], by_minute[0]["acked"]) == (7, 4)
+    logged = spark.read.parquet(str(tmp_path / "out" / "events")).count()
+    assert logged == first + second

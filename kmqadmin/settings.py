@@ -34,7 +34,28 @@ CELERY_RESULT_BACKEND = "django-db"
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+# --- analytics (PySpark) --------------------------------------------------
+# Which Kafka source the pipeline reads with: spark (spark-sql-kafka on the
+# classpath), python (kmqadmin's data source) or auto (spark when there).
+KMQ_PIPELINE_SOURCE = env.str("KMQ_PIPELINE_SOURCE", default="auto")
+KMQ_ANALYTICS_DIR = Path(env.str("KMQ_ANALYTICS_DIR", default=str(DATA_DIR / "analytics")))
+# How long before a window its messages may have been produced and still be
+# counted when acked in it.
+KMQ_ANALYTICS_LOOKBACK_S = env.int("KMQ_ANALYTICS_LOOKBACK_S", 3600)
+# Beat runs `kmq analytics --since KMQ_ANALYTICS_WINDOW_S` this often (0: never).
+KMQ_ANALYTICS_EVERY_S = env.int("KMQ_ANALYTICS_EVERY_S", 300)
+KMQ_ANALYTICS_WINDOW_S = env.int("KMQ_ANALYTICS_WINDOW_S", 3600)
+CELERY_BEAT_SCHEDULE: dict[str, dict] = (
+    {
+        "analytics": {
+            "task": "kmqadmin.workers.tasks.analytics",
+            "schedule": float(KMQ_ANALYTICS_EVERY_S),
+            "args": (KMQ_ANALYTICS_WINDOW_S,),
+        }
+    }
+    if KMQ_ANALYTICS_EVERY_S
+    else {}
+)
 # The largest message the console and the API accept (bytes).
 KMQ_MAX_PAYLOAD_BYTES = env.int("KMQ_MAX_PAYLOAD_BYTES", 1_048_576)
 # How often each worker re-reads the registered queues and schedules topics.

@@ -7,3 +7,21 @@ document.addEventListener("htmx:beforeSwap", (event) => {
     event.detail.isError = false;
   }
 });
+
+// Analytics charts: each canvas[data-chart] names the json_script element with
+// its Chart.js data. chart.umd.min.js loads (deferred) only on pages with charts.
+window.addEventListener("load", () => {
+  if (typeof Chart === "undefined") return;
+  for (const canvas of document.querySelectorAll("canvas[data-chart]")) {
+    const data = JSON.parse(document.getElementById(canvas.dataset.chart).textContent);
+    new Chart(canvas, {
+      type: "line",
+      data,
+      options: {
+        animation: false,
+        spanGaps: true,
+        scales: { y: { beginAtZero: true, title: { display: true, text: canvas.dataset.unit } } },
+      },
+    });
+  }
+});

@@ -16,6 +16,16 @@ def kafka() -> Iterator[EmbeddedBroker]:
         yield broker
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession (two cores) for the session; started on first use."""
+    from kmqadmin.pipeline.session import spark_session
+
+    session = spark_session("local[2]", "kmqadmin-tests")
+    yield session
+    session.stop()
+
+
 @pytest.fixture
 def topic() -> str:
     """A topic name no other test uses (the broker is shared)."""

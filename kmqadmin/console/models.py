@@ -149,3 +149,34 @@ class QueueMinute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.queue} {self.minute:%Y-%m-%d %H:%M}"
+
+
+class LifecycleMinute(models.Model):
+    """What the analytics pipeline computed for a queue in one minute.
+
+    Recomputed from the topics on every run and upserted, so unlike
+    QueueMinute (the trackers' live counts) it is exact once a run covers
+    the minute, and it holds the latency quantiles the charts draw.
+    """
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="lifecycle_minutes")
+    minute = models.DateTimeField()
+    produced = models.PositiveIntegerField(default=0)
+    acked = models.PositiveIntegerField(default=0)
+    redelivered = models.PositiveIntegerField(default=0)
+    dead_lettered = models.PositiveIntegerField(default=0)
+    latency_p50_ms = models.FloatField(null=True)
+    latency_p95_ms = models.FloatField(null=True)
+    latency_p99_ms = models.FloatField(null=True)
+    processing_p50_ms = models.FloatField(null=True)
+    processing_p95_ms = models.FloatField(null=True)
+    processing_p99_ms = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["queue", "minute"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "minute"], name="unique_lifecycle_minute")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.queue} {self.minute:%Y-%m-%d %H:%M}"

@@ -57,9 +57,10 @@ class AnalyticsJob:
     def run_batch(self, since_ms: int) -> RunResult:
         """Recomputes every hour from ``since_ms``'s on (rounded down to the hour)."""
         since = since_ms - since_ms % HOUR_MS
-        reader = self._kafka(self.spark.read).option(
-            "startingTimestamp", str(since - self.config.lookback_ms)
-        )
+        start = since - self.config.lookback_ms
+        reader = self._kafka(self.spark.read)
+        if start > 0:
+            reader = reader.option("startingTimestamp", str(start))
         found = events(reader.load(), self.config.queues).persist()
         try:
             return self._recompute(found, since)

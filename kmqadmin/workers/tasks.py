@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 
 from kmqadmin.console import audit
 from kmqadmin.console.models import Queue
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
 from kmqadmin.kmq.replay import Replayer, purge
 
@@ -79,6 +80,18 @@ def purge_queue(self: Task, queue_id: int, user_id: int | None) -> dict:
     done = purge(queue.config())
     _audit(user_id, "purge", queue.topic, after=done)
     return done | {"fraction": 1.0}
+
+
+@shared_task
+def analytics(window_s: int) -> dict:
+    """Beat's periodic batch run: the last ``window_s`` seconds recomputed."""
+    # Imported here: only the worker that runs the job starts a JVM.
+    from kmqadmin.console.analytics import run_batch
+
+    results = run_batch(now_ms() - window_s * 1000)
+    return {
+        cluster.name: {"messages": r.facts, "minutes": len(r.minutes)} for cluster, r in results
+    }
 
 
 def _audit(user_id: int | None, action: str, target: str, **states: object) -> None:

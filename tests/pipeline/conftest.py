@@ -1,21 +1,10 @@
-"""A local SparkSession for the session, and queues on the shared broker."""
-
-from collections.abc import Iterator
+"""Queues on the shared broker for the pipeline tests (``spark`` is suite-wide)."""
 
 import pytest
-from pyspark.sql import SparkSession
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.pipeline.events import QueueTopics
-from kmqadmin.pipeline.session import spark_session
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    session = spark_session("local[2]", "kmqadmin-tests")
-    yield session
-    session.stop()
 
 
 @pytest.fixture

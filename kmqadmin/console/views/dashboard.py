@@ -3,6 +3,7 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from .. import charts
 from ..decorators import viewer
 from ..models import Queue, ScheduleTopic
 
@@ -11,4 +12,11 @@ from ..models import Queue, ScheduleTopic
 def index(request: HttpRequest) -> HttpResponse:
     queues = Queue.objects.select_related("cluster")
     schedules = ScheduleTopic.objects.select_related("cluster")
-    return render(request, "console/dashboard.html", {"queues": queues, "schedules": schedules})
+    context = {
+        "queues": queues,
+        "schedules": schedules,
+        "hours": charts.HOURS,
+        "counts": charts.counts_chart(queues),
+        "latency": charts.p95_by_queue(queues),
+    }
+    return render(request, "console/dashboard.html", context)

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 
 from kmqadmin.workers.tasks import purge_queue, replay_range
 
-from .. import actions, audit, clients
+from .. import actions, audit, charts, clients
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
@@ -23,8 +23,12 @@ def queue_or_404(topic: str) -> Queue:
 @viewer
 def detail(request: HttpRequest, topic: str) -> HttpResponse:
     role = role_of(request.user)
+    queue = queue_or_404(topic)
     context = {
-        "queue": queue_or_404(topic),
+        "queue": queue,
+        "hours": charts.HOURS,
+        "counts": charts.counts_chart([queue]),
+        "latency": charts.latency_chart(queue),
         "replay": ReplayForm(),
         "can_act": role >= Role.OPERATOR,
         "is_admin": role >= Role.ADMIN,

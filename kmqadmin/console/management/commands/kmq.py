@@ -11,6 +11,7 @@ SUBCOMMANDS = {
     "broker": "Run the embedded Kafka-protocol broker (Tansu) in the foreground.",
     "run": "Run everything: embedded broker, web, worker, beat and demo traffic.",
     "demo": "Register the demo queues and produce demo traffic.",
+    "analytics": "Compute message-lifecycle analytics with PySpark (batch or --stream).",
 }
 
 

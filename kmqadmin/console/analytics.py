@@ -1,0 +1,84 @@
+"""The analytics pipeline run for the registered queues, one job per cluster,
+and its per-minute rows kept for the console's charts."""
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.db import close_old_connections
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from kmqadmin.pipeline.events import QueueTopics
+from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
+from kmqadmin.pipeline.session import spark_session
+
+from .models import Cluster, LifecycleMinute
+
+_QUANTILES = [f"{kind}_p{q}_ms" for kind in ("latency", "processing") for q in ("50", "95", "99")]
+_FIELDS = ["produced", "acked", "redelivered", "dead_lettered", *_QUANTILES]
+
+
+def session() -> SparkSession:
+    return spark_session(settings.SPARK_MASTER)
+
+
+def jobs(spark: SparkSession) -> list[tuple[Cluster, AnalyticsJob]]:
+    """A job per cluster with registered queues, writing under its own folder."""
+    found = []
+    for cluster in Cluster.objects.prefetch_related("queues"):
+        queues = [QueueTopics(q.topic, q.markers_topic, q.dlq_topic) for q in cluster.queues.all()]
+        if queues:
+            config = PipelineConfig(
+                bootstrap_servers=cluster.bootstrap,
+                queues=queues,
+                output_dir=Path(settings.KMQ_ANALYTICS_DIR) / cluster.name,
+                source=settings.KMQ_PIPELINE_SOURCE,
+                lookback_ms=settings.KMQ_ANALYTICS_LOOKBACK_S * 1000,
+            )
+            found.append((cluster, AnalyticsJob(spark, config)))
+    return found
+
+
+def run_batch(since_ms: int) -> list[tuple[Cluster, RunResult]]:
+    results = []
+    for cluster, job in jobs(session()):
+        result = job.run_batch(since_ms)
+        save(cluster, result)
+        results.append((cluster, result))
+    return results
+
+
+def run_stream(
+    checkpoint_dir: Path, trigger: dict, on_result: Callable[[Cluster, RunResult], None]
+) -> list[StreamingQuery]:
+    """A streaming query per cluster, each with its own checkpoint."""
+    queries = []
+    for cluster, job in jobs(session()):
+
+        def apply(result: RunResult, cluster: Cluster = cluster) -> None:
+            close_old_connections()  # Spark calls back on a thread of its own
+            save(cluster, result)
+            on_result(cluster, result)
+
+        queries.append(job.run_stream(checkpoint_dir / cluster.name, apply, trigger))
+    return queries
+
+
+def save(cluster: Cluster, result: RunResult) -> int:
+    """Upserts the run's minutes; a minute the run did not see is left as it was."""
+    queues = {q.topic: q for q in cluster.queues.all()}
+    rows = [
+        LifecycleMinute(
+            queue=queues[row["queue"]],
+            minute=datetime.fromtimestamp(row["minute_ms"] / 1000, UTC),
+            **{name: row[name] for name in _FIELDS},
+        )
+        for row in result.minutes
+        if row["queue"] in queues
+    ]
+    LifecycleMinute.objects.bulk_create(
+        rows, update_conflicts=True, unique_fields=["queue", "minute"], update_fields=_FIELDS
+    )
+    return len(rows)

@@ -1,0 +1,84 @@
+"""Chart.js data from the analytics minutes (LifecycleMinute), for the
+dashboard and queue pages. Minutes the pipeline has not written yet are
+absent, and the charts say so rather than drawing zeros."""
+
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.db.models import QuerySet, Sum
+from django.utils import timezone
+
+from .models import LifecycleMinute, Queue
+
+HOURS = 3
+COUNTS = {
+    "produced": "Produced",
+    "acked": "Acked",
+    "redelivered": "Redelivered",
+    "dead_lettered": "Dead-lettered",
+}
+QUANTILES = {
+    f"{kind}_p{q}_ms": f"{label} p{q}"
+    for kind, label in (("latency", "End-to-end"), ("processing", "Processing"))
+    for q in ("50", "95", "99")
+}
+
+Chart = dict[str, object]
+
+
+def _recent(queues: Iterable[Queue]) -> QuerySet[LifecycleMinute]:
+    since = timezone.now() - timedelta(hours=HOURS)
+    return LifecycleMinute.objects.filter(queue__in=queues, minute__gte=since)
+
+
+def _label(minute) -> str:
+    return minute.strftime("%H:%M")
+
+
+def counts_chart(queues: Iterable[Queue]) -> Chart:
+    """Messages per minute, summed over ``queues``."""
+    rows = (
+        _recent(queues)
+        .values("minute")
+        .order_by("minute")
+        .annotate(**{name: Sum(name) for name in COUNTS})
+    )
+    return {
+        "labels": [_label(r["minute"]) for r in rows],
+        "datasets": [
+            {"label": label, "data": [r[name] for r in rows]} for name, label in COUNTS.items()
+        ],
+    }
+
+
+def latency_chart(queue: Queue) -> Chart:
+    """One queue's end-to-end and processing time quantiles, in seconds."""
+    rows = list(_recent([queue]).order_by("minute").values("minute", *QUANTILES))
+    return {
+        "labels": [_label(r["minute"]) for r in rows],
+        "datasets": [
+            {"label": label, "data": [_seconds(r[name]) for r in rows]}
+            for name, label in QUANTILES.items()
+        ],
+    }
+
+
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else round(ms / 1000, 3)
+
+
+def p95_by_queue(queues: Iterable[Queue]) -> Chart:
+    """Each queue's end-to-end latency p95, in seconds, on one time axis."""
+    rows = list(
+        _recent(queues).order_by("minute").values("queue__topic", "minute", "latency_p95_ms")
+    )
+    minutes = sorted({r["minute"] for r in rows})
+    at = {m: i for i, m in enumerate(minutes)}
+    series: dict[str, list[float | None]] = {}
+    for r in rows:
+        line = series.setdefault(r["queue__topic"], [None] * len(minutes))
+        line[at[r["minute"]]] = _seconds(r["latency_p95_ms"])
+    return {
+        "labels": [_label(m) for m in minutes],
+        "datasets": [{"label": topic, "data": line} for topic, line in series.items()],
+    }

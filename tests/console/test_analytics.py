@@ -1,0 +1,90 @@
+"""`kmq analytics`, its beat task and the charts, on real traffic and the test DB."""
+
+import time
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from kmqadmin.console.models import LifecycleMinute, Queue
+from kmqadmin.kmq import QueueClient, QueueProducer
+from kmqadmin.workers import tasks
+
+from .conftest import client_as
+
+pytestmark = pytest.mark.django_db
+
+
+def _traffic(queue: Queue, sent: int, acked: int) -> None:
+    """``sent`` messages through the real client, the first ``acked`` of them acked."""
+    config = queue.config()
+    producer = QueueProducer(config)
+    for n in range(sent):
+        producer.send(f"m{n}".encode())
+    producer.flush()
+    got = []
+    with QueueClient(config) as client:
+        deadline = time.monotonic() + 60
+        while len(got) < sent and time.monotonic() < deadline:
+            got += client.poll(timeout=0.5)
+        assert len(got) == sent, f"polled {len(got)} of {sent} in 60 s"
+        for message in got[:acked]:
+            client.ack(message)
+        client.flush()
+
+
+def _totals(queue: Queue) -> tuple[int, int]:
+    rows = LifecycleMinute.objects.filter(queue=queue)
+    return sum(r.produced for r in rows), sum(r.acked for r in rows)
+
+
+def test_command_and_beat_task_upsert_the_minutes(
+    registered: Queue, spark, settings, tmp_path, eager_tasks
+) -> None:
+    settings.KMQ_ANALYTICS_DIR = tmp_path
+    _traffic(registered, sent=6, acked=4)
+    out = StringIO()
+
+    call_command("kmq", "analytics", "--since", "1h", stdout=out)
+
+    assert "local: 6 messages" in out.getvalue()
+    assert _totals(registered) == (6, 4)
+    acked = LifecycleMinute.objects.filter(queue=registered, acked__gt=0)
+    assert all(r.latency_p50_ms is not None and r.latency_p50_ms >= 0 for r in acked)
+    # The same minutes again: replaced, not added to.
+    result = tasks.analytics.delay(3600).get()
+    assert result == {"local": {"messages": 6, "minutes": LifecycleMinute.objects.count()}}
+    assert _totals(registered) == (6, 4)
+    assert (tmp_path / "local" / "facts" / f"queue={registered.topic}").is_dir()
+
+
+def test_command_without_queues_says_what_to_do() -> None:
+    with pytest.raises(CommandError, match="no queues registered"):
+        call_command("kmq", "analytics", "--since", "1h")
+
+
+def test_a_bad_window_is_refused_with_the_format() -> None:
+    err = StringIO()
+    with pytest.raises(CommandError, match="duration like 30m"):
+        call_command("kmq", "analytics", "--since", "soon", stderr=err)
+
+
+def _minute(queue: Queue, **values) -> None:
+    now = timezone.now().replace(second=0, microsecond=0)
+    LifecycleMinute.objects.create(queue=queue, minute=now, **values)
+
+
+def test_pages_chart_the_minutes(registered: Queue) -> None:
+    client: Client = client_as("viewer")
+    empty = client.get(f"/queues/{registered.topic}/").content.decode()
+    assert "No analytics yet" in empty
+
+    _minute(registered, produced=9, acked=7, latency_p95_ms=1500.0)
+
+    for url in ("/", f"/queues/{registered.topic}/"):
+        page = client.get(url).content.decode()
+        assert 'id="chart-counts"' in page and 'data-chart="chart-latency"' in page
+        assert '"label": "Produced", "data": [9]' in page
+    assert f'"label": "{registered.topic}", "data": [1.5]' in client.get("/").content.decode()

@@ -1,0 +1,79 @@
+"""kill -9 a streaming run (driver and JVM) mid-stream: the next run loses nothing."""
+
+import dataclasses
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.pipeline.events import QueueTopics
+from tests.process import ROOT, wait_for
+
+from . import scenario
+
+
+def _spawn(kafka: EmbeddedBroker, queue: QueueTopics, tmp: Path) -> subprocess.Popen:
+    """Its own session, so a kill takes the JVM that PySpark started with it."""
+    args = [kafka.bootstrap_servers, json.dumps(dataclasses.asdict(queue)), tmp / "out", tmp / "cp"]
+    with open(tmp / "stream.log", "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.pipeline.run_stream", *map(str, args)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+
+
+def _kill9(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _facts(out: Path) -> dict[str, dict]:
+    if not (out / "facts").is_dir():
+        return {}
+    rows = pq.read_table(out / "facts").to_pylist()
+    return {row["kmq_id"]: row for row in rows}
+
+
+def _minute_zero(out: Path) -> tuple[int, int, int] | None:
+    """(produced, acked, redelivered) of the story's first minute."""
+    minutes = pq.read_table(out / "minutes").to_pylist()
+    zero = [m for m in minutes if m["minute_ms"] == scenario.T]
+    return (zero[0]["produced"], zero[0]["acked"], zero[0]["redelivered"]) if zero else None
+
+
+def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
+    kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+) -> None:
+    first = scenario.write(kafka.bootstrap_servers, queue, 1)
+    run = _spawn(kafka, queue, tmp_path)
+    try:
+        wait_for(lambda: len(_facts(tmp_path / "out")) == 4, 120, "the first part's 4 facts", 1)
+        second = scenario.write(kafka.bootstrap_servers, queue, 2)
+        time.sleep(random.uniform(0, 2))  # a crash at a random point of the next batch
+        _kill9(run)
+        run = _spawn(kafka, queue, tmp_path)
+
+        def caught_up() -> bool:
+            facts = _facts(tmp_path / "out")
+            return (
+                len(facts) == 7
+                and facts[f"{queue.queue}/0/2"]["state"] == "acked"
+                and _minute_zero(tmp_path / "out") == (7, 4, 1)
+            )
+
+        wait_for(caught_up, 120, "all 7 facts and minute 0's counts after the restart", 1)
+    finally:
+        _kill9(run)
+    log = pq.read_table(tmp_path / "out" / "events").to_pylist()
+    distinct = {(e["role"], e["partition"], e["offset"]) for e in log}
+    assert len(distinct) == first + second

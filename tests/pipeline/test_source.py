@@ -57,7 +57,7 @@ def test_offset_options_bound_the_read(
 
 def test_missing_options_are_named(spark: SparkSession, kafka: EmbeddedBroker) -> None:
     name = kafka_format(spark, "python")
-    with pytest.raises(AnalysisException, match="set option kafka.bootstrap.servers"):
+    with pytest.raises(AnalysisException, match=r"set option kafka\.bootstrap\.servers"):
         spark.read.format(name).option("subscribe", "x").load().collect()
     with pytest.raises(AnalysisException, match="set option subscribe"):
         reader = spark.read.format(name).option("kafka.bootstrap.servers", kafka.bootstrap_servers)

@@ -11,12 +11,12 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kmqadmin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
 
-.PHONY: run test lint format deps services browser clean
+.PHONY: run test lint format deps services browser java clean
 
-run: deps
+run: deps java
 	$(BIN)/python manage.py kmq run
 
-test: deps lint services browser
+test: deps lint services browser java
 	$(BIN)/pytest
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
 
@@ -40,6 +40,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
 	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
+
+# PySpark (the analytics pipeline) runs on a Java runtime.
+java:
+	@command -v java >/dev/null || { $(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q openjdk-17-jre-headless; }
 
 deps: $(VENV)/.installed $(VENDOR)/.installed
 

@@ -15,22 +15,6 @@ from pyspark.sql import functions as F
 
 QUEUE, MARKERS, DLQ = "queue", "markers", "dlq"
 
-COLUMNS = (
-    "queue",
-    "role",
-    "partition",
-    "offset",
-    "at_ms",
-    "timestamp_type",
-    "kmq_id",
-    "redelivered",
-    "reason",
-    "copy_partition",
-    "copy_offset",
-    "marker_type",
-    "valid",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class QueueTopics:
@@ -58,6 +42,7 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
     roles = F.broadcast(_roles(spark, queues))
     joined = records.join(roles, "topic")
     own_id = F.concat_ws("/", "topic", "partition", "offset")
+    stable_id = _header("kmq-id")
     role = F.col("role")
     is_marker = role == MARKERS
     marker_type = _unsigned(F.substring("value", 1, 1)).cast("int")
@@ -71,9 +56,11 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
         "offset",
         F.unix_millis("timestamp").alias("at_ms"),
         F.col("timestampType").alias("timestamp_type"),
-        F.when(role == QUEUE, F.coalesce(_header("kmq-id"), own_id))
-        .when(role == DLQ, _header("kmq-id"))
+        F.when(role == QUEUE, F.coalesce(stable_id, own_id))
+        .when(role == DLQ, stable_id)
         .alias("kmq_id"),
+        # A first copy: no kmq-id of its own (QueueProducer's), or its own coordinates.
+        F.when(role == QUEUE, F.coalesce(stable_id == own_id, F.lit(True))).alias("first"),
         F.when(role == QUEUE, _has_header("kmq-redelivery-count")).alias("redelivered"),
         F.when(role == DLQ, _header("kmq-dlq-reason")).alias("reason"),
         F.when(is_marker, copy_partition).alias("copy_partition"),

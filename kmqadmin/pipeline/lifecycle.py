@@ -52,15 +52,12 @@ def _copies(events: DataFrame) -> DataFrame:
     """Queue records, each with whether the copy after it is a redelivery."""
     by_message = Window.partitionBy("queue", "kmq_id").orderBy("offset")
     copies = events.filter(F.col("role") == QUEUE).select(
-        *_COPY, "at_ms", "timestamp_type", "kmq_id", "redelivered"
+        *_COPY, "at_ms", "timestamp_type", "kmq_id", "first", "redelivered"
     )
     return copies.withColumns(
         {
             "redelivered_next": F.coalesce(F.lead("redelivered").over(by_message), F.lit(False)),
             "last": F.lead("offset").over(by_message).isNull(),
-            "first": F.col("kmq_id").endswith(
-                F.concat(F.lit("/"), "partition", F.lit("/"), "offset")
-            ),
         }
     )
 

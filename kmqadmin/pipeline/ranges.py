@@ -7,9 +7,10 @@ runs it. Resolving them needs the broker (watermarks, offsets_for_times) and
 happens on the driver, once per batch or micro-batch.
 """
 
+import functools
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +23,13 @@ Offsets = dict[str, dict[str, int]]
 
 EARLIEST, LATEST = "earliest", "latest"
 
+# In JSON offsets, as in Spark's Kafka source: -2 the earliest, -1 the latest.
+JSON_EARLIEST, JSON_LATEST = -2, -1
+
 # How long a partition may stay quiet past its reported end before we take
-# that end for the real one (see true_ends).
+# that end for the real one, and the most time spent looking (see true_ends).
 SETTLE_S = 0.05
+SETTLE_MAX_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +86,13 @@ class RangeResolver:
             return self._at_time(parts, timestamp_ms)
         if isinstance(spec, dict):
             earliest = self._watermarks(parts, low=True)
-            return {
-                t: {p: spec.get(t, {}).get(p, o) for p, o in ps.items()}
-                for t, ps in earliest.items()
-            }
+            return _merged(spec, earliest, earliest, functools.cache(lambda: self.true_ends(parts)))
         return self._watermarks(parts, low=spec == EARLIEST)
 
     def ends(self, parts: list[TopicPartition], spec: str | Offsets) -> Offsets:
         latest = self.true_ends(parts)
         if isinstance(spec, dict):
-            return {
-                t: {p: spec.get(t, {}).get(p, o) for p, o in ps.items()} for t, ps in latest.items()
-            }
+            return _merged(spec, latest, self._watermarks(parts, low=True), lambda: latest)
         return latest
 
     def true_ends(self, parts: list[TopicPartition]) -> Offsets:
@@ -111,8 +111,9 @@ class RangeResolver:
             ]
         )
         try:
-            quiet_since = time.monotonic()
-            while time.monotonic() - quiet_since < SETTLE_S:
+            quiet_since = began = time.monotonic()
+            # Bounded: on a partition written without pause, any end past the reported one will do.
+            while quiet_since - began < SETTLE_MAX_S and time.monotonic() - quiet_since < SETTLE_S:
                 records = self._consumer.consume(1000, SETTLE_S)
                 for record in records:
                     if record.error() is None:
@@ -141,6 +142,22 @@ class RangeResolver:
             end = ends[tp.topic][str(tp.partition)]
             found.setdefault(tp.topic, {})[str(tp.partition)] = end if tp.offset < 0 else tp.offset
         return found
+
+
+def _merged(
+    spec: Offsets, default: Offsets, earliest: Offsets, latest: Callable[[], Offsets]
+) -> Offsets:
+    """``spec``'s offsets where it names the partition, ``default``'s elsewhere."""
+    merged: Offsets = {}
+    for topic, parts in default.items():
+        for partition, offset in parts.items():
+            wanted = spec.get(topic, {}).get(partition, offset)
+            if wanted == JSON_EARLIEST:
+                wanted = earliest[topic][partition]
+            elif wanted == JSON_LATEST:
+                wanted = latest()[topic][partition]
+            merged.setdefault(topic, {})[partition] = wanted
+    return merged
 
 
 def ranges(starts: Offsets, ends: Offsets) -> list[OffsetRange]:

@@ -53,6 +53,13 @@ def test_offset_options_bound_the_read(
     offsets = [r["offset"] for r in _read(spark, kafka, queue.queue, **bounds).collect()]
 
     assert sorted(offsets) == list(range(10, 25))
+    # Spark's JSON conventions: -2 the earliest, -1 the latest.
+    bounds = {
+        "startingOffsets": json.dumps({queue.queue: {"0": -2}}),
+        "endingOffsets": json.dumps({queue.queue: {"0": -1}}),
+    }
+    offsets = [r["offset"] for r in _read(spark, kafka, queue.queue, **bounds).collect()]
+    assert sorted(offsets) == list(range(100))
 
 
 def test_missing_options_are_named(spark: SparkSession, kafka: EmbeddedBroker) -> None:

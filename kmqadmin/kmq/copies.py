@@ -82,12 +82,16 @@ def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMes
             or headers.message_id(record.topic(), record.partition(), record.offset()).encode()
         )
         kept = headers.replace(headers.fresh(original), {headers.MESSAGE_ID: stable})
-        producer.produce(topic, key=record.key(), value=record.value(), headers=kept)
+        partition = _first_partition(topic, stable)
+        producer.produce(
+            topic, key=record.key(), value=record.value(), headers=kept, partition=partition
+        )
     producer.flush(30)
 
 
-def _first_partition(stable_id: bytes) -> int:
-    """The partition a kmq-id names (``topic/partition/offset``); -1 (the
-    partitioner's choice) for an id that names none."""
+def _first_partition(topic: str, stable_id: bytes) -> int:
+    """The partition of ``topic`` that a kmq-id names, so that a message's
+    copies and markers stay in one partition; -1 (the partitioner's choice)
+    for an id of another topic or none."""
     parsed = headers.parse_message_id(stable_id.decode(errors="replace"))
-    return -1 if parsed is None else parsed[1]
+    return parsed[1] if parsed is not None and parsed[0] == topic else -1

@@ -83,7 +83,8 @@ def _classified_ends(marked: DataFrame, events: DataFrame) -> DataFrame:
         .withColumn("nth", F.row_number().over(per_copy))
         .filter((F.col("nth") == 1) & ~F.col("redelivered_next"))
     )
-    per_message = Window.partitionBy("queue", "kmq_id").orderBy("marker_ms", "marker_offset")
+    # One markers partition holds all of a message's markers: offsets order them.
+    per_message = Window.partitionBy("queue", "kmq_id").orderBy("marker_offset")
     letters = _letters(events).select("queue", "kmq_id", "letters")
     return (
         ends.withColumn("k", F.row_number().over(per_message))

@@ -1,6 +1,17 @@
 """LifecycleFinder: a message's story, read from the queue, markers and DLQ."""
 
-from kmqadmin.kmq import DeadLetters, LifecycleFinder, QueueClient, QueueConfig, RedeliveryTracker
+from confluent_kafka import Producer
+
+from kmqadmin.kmq import (
+    DeadLetters,
+    LetterFilter,
+    LifecycleFinder,
+    QueueClient,
+    QueueConfig,
+    RedeliveryTracker,
+    headers,
+)
+from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import dlq, poll_until, send
 from tests.process import wait_for
 
@@ -72,3 +83,29 @@ def test_ids_that_name_no_message(queue: QueueConfig) -> None:
 def _with_letter(finder: LifecycleFinder, message_id: str):
     story = finder.find(message_id)
     return story if story is not None and story.letters else None
+
+
+def test_redriven_letters_go_back_to_their_first_copys_partition(queue: QueueConfig) -> None:
+    """Keyless letters would follow the partitioner (all to one partition, as
+    it batches); each must land where its kmq-id says, or its story splits."""
+    producer = Producer({"bootstrap.servers": queue.bootstrap_servers})
+    named = [0, 1, 2, 0, 1, 2]
+    for n, partition in enumerate(named):
+        stable = headers.message_id(queue.topic, partition, 100 + n).encode()
+        producer.produce(queue.dlq_topic, value=b"%d" % n, headers=[(headers.MESSAGE_ID, stable)])
+    producer.flush(10)
+    letters = DeadLetters(queue)
+    try:
+        found = wait_for(lambda: _all_letters(letters, len(named)), 20, "the letters")
+        letters.redrive(found)
+    finally:
+        letters.close()
+    back = wait_for(
+        lambda: len(r := read_all(queue, queue.topic)) == len(named) and r, 20, "copies"
+    )
+    assert sorted((int(r.value()), r.partition()) for r in back) == list(enumerate(named))
+
+
+def _all_letters(letters: DeadLetters, n: int) -> list:
+    found = [x for p in range(3) for x in letters.page(p, 100, None, LetterFilter()).letters]
+    return found if len(found) == n else []

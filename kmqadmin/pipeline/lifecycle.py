@@ -37,9 +37,10 @@ class Lifecycle:
 def analyse(events: DataFrame, since_ms: int) -> Lifecycle:
     copies = _copies(events)
     marked = _marked(events, copies)
-    ends = _classified_ends(marked, events)
+    letters = _letters(events)
+    ends = _classified_ends(marked, letters)
     return Lifecycle(
-        _facts(copies, marked, ends, events, since_ms), _minutes(copies, marked, ends, since_ms)
+        _facts(copies, marked, ends, letters, since_ms), _minutes(copies, marked, ends, since_ms)
     )
 
 
@@ -75,7 +76,7 @@ def _marked(events: DataFrame, copies: DataFrame) -> DataFrame:
     return markers.join(copies.select(*_COPY, "kmq_id", "redelivered_next", "last"), _COPY)
 
 
-def _classified_ends(marked: DataFrame, events: DataFrame) -> DataFrame:
+def _classified_ends(marked: DataFrame, letters: DataFrame) -> DataFrame:
     """The first end marker of each copy that is not a redelivery's, as ack or dead letter."""
     per_copy = Window.partitionBy(*_COPY).orderBy("marker_offset")
     ends = (
@@ -85,10 +86,9 @@ def _classified_ends(marked: DataFrame, events: DataFrame) -> DataFrame:
     )
     # One markers partition holds all of a message's markers: offsets order them.
     per_message = Window.partitionBy("queue", "kmq_id").orderBy("marker_offset")
-    letters = _letters(events).select("queue", "kmq_id", "letters")
     return (
         ends.withColumn("k", F.row_number().over(per_message))
-        .join(letters, ["queue", "kmq_id"], "left")
+        .join(letters.select("queue", "kmq_id", "letters"), ["queue", "kmq_id"], "left")
         .withColumn(
             "outcome", F.when(F.col("k") <= F.coalesce("letters", F.lit(0)), DEAD).otherwise(ACKED)
         )
@@ -97,6 +97,7 @@ def _classified_ends(marked: DataFrame, events: DataFrame) -> DataFrame:
 
 
 def _letters(events: DataFrame) -> DataFrame:
+    """Per message: how many dead letters it has, and the latest one's reason."""
     return (
         events.filter((F.col("role") == DLQ) & F.col("kmq_id").isNotNull())
         .groupBy("queue", "kmq_id")
@@ -105,7 +106,7 @@ def _letters(events: DataFrame) -> DataFrame:
 
 
 def _facts(
-    copies: DataFrame, marked: DataFrame, ends: DataFrame, events: DataFrame, since_ms: int
+    copies: DataFrame, marked: DataFrame, ends: DataFrame, letters: DataFrame, since_ms: int
 ) -> DataFrame:
     first = copies.filter(F.col("first") & (F.col("at_ms") >= since_ms)).select(
         "queue",
@@ -126,7 +127,7 @@ def _facts(
     facts = (
         first.join(starts, ["queue", "kmq_id"], "left")
         .join(final, ["queue", "kmq_id"], "left")
-        .join(_letters(events).select("queue", "kmq_id", "dlq_reason"), ["queue", "kmq_id"], "left")
+        .join(letters.select("queue", "kmq_id", "dlq_reason"), ["queue", "kmq_id"], "left")
     )
     state = F.coalesce("state", F.lit(IN_FLIGHT))
     return facts.select(

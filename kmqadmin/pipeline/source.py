@@ -30,12 +30,6 @@ NAME = "kmq_kafka"
 GROUP = "kmqadmin-pipeline"
 
 
-class RangePartition(InputPartition):
-    def __init__(self, part: OffsetRange) -> None:
-        super().__init__(part)
-        self.part = part
-
-
 class KafkaSource(DataSource):
     @classmethod
     def name(cls) -> str:
@@ -81,7 +75,7 @@ class KafkaBatchReader(DataSourceReader):
     def __init__(self, options: _Options) -> None:
         self.options = options
 
-    def partitions(self) -> list[RangePartition]:
+    def partitions(self) -> list[InputPartition]:
         options = self.options
         resolver = options.resolver()
         try:
@@ -91,13 +85,13 @@ class KafkaBatchReader(DataSourceReader):
             ends = resolver.ends(parts, options.ending)
         finally:
             resolver.close()
-        found = [RangePartition(r) for r in ranges(starts, ends)]
+        found = [InputPartition(r) for r in ranges(starts, ends)]
         # Spark wants at least one partition; an empty range reads nothing.
-        return found or [RangePartition(OffsetRange(options.topics[0], 0, 0, 0))]
+        return found or [InputPartition(OffsetRange(options.topics[0], 0, 0, 0))]
 
-    def read(self, partition: RangePartition) -> Iterator[pa.RecordBatch]:
-        if partition.part.size:
-            yield from read_range(self.options.client, partition.part)
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value.size:
+            yield from read_range(self.options.client, partition.value)
 
 
 class KafkaStreamReader(DataSourceStreamReader):
@@ -126,8 +120,8 @@ class KafkaStreamReader(DataSourceStreamReader):
         finally:
             resolver.close()
 
-    def partitions(self, start: Offsets, end: Offsets) -> list[RangePartition]:
-        return [RangePartition(r) for r in ranges(start, end)]
+    def partitions(self, start: Offsets, end: Offsets) -> list[InputPartition]:
+        return [InputPartition(r) for r in ranges(start, end)]
 
-    def read(self, partition: RangePartition) -> Iterator[pa.RecordBatch]:
-        yield from read_range(self.options.client, partition.part)
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        yield from read_range(self.options.client, partition.value)

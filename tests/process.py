@@ -44,8 +44,14 @@ def wait_for[T](condition: Callable[[], T], timeout: float, what: str, every: fl
 
 
 def kill9(proc: subprocess.Popen) -> None:
-    """SIGKILL: no cleanup, no flush, no leaving the group, as in a crash."""
-    os.kill(proc.pid, signal.SIGKILL)
+    """SIGKILL: no cleanup, no flush, no leaving the group, as in a crash.
+
+    A child started in a session of its own is killed with its whole
+    process group (PySpark's JVM with the driver that started it)."""
+    if os.getpgid(proc.pid) == proc.pid:
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
 
 

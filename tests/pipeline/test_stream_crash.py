@@ -2,9 +2,7 @@
 
 import dataclasses
 import json
-import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +12,7 @@ import pyarrow.parquet as pq
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
-from tests.process import ROOT, wait_for
+from tests.process import ROOT, kill9, wait_for
 
 from . import scenario
 
@@ -30,11 +28,6 @@ def _spawn(kafka: EmbeddedBroker, queue: QueueTopics, tmp: Path) -> subprocess.P
             stderr=log,
             start_new_session=True,
         )
-
-
-def _kill9(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def _facts(out: Path) -> dict[str, dict]:
@@ -60,7 +53,7 @@ def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
         wait_for(lambda: len(_facts(tmp_path / "out")) == 4, 120, "the first part's 4 facts", 1)
         second = scenario.write(kafka.bootstrap_servers, queue, 2)
         time.sleep(random.uniform(0, 2))  # a crash at a random point of the next batch
-        _kill9(run)
+        kill9(run)
         run = _spawn(kafka, queue, tmp_path)
 
         def caught_up() -> bool:
@@ -73,7 +66,7 @@ def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
 
         wait_for(caught_up, 120, "all 7 facts and minute 0's counts after the restart", 1)
     finally:
-        _kill9(run)
+        kill9(run)
     log = pq.read_table(tmp_path / "out" / "events").to_pylist()
     distinct = {(e["role"], e["partition"], e["offset"]) for e in log}
     assert len(distinct) == first + second

@@ -8,15 +8,20 @@ beside a plain confluent-kafka baseline from the same run on the same
 embedded broker: a loop that sleeps until each deadline and produces (the
 floor for lateness), a transactional producer writing the same records and
 tombstones (the floor for a burst), and a plain consumer reading the same
-topic (the floor for loading).
+topic (the floor for loading). A last section times the broker's commit of
+a firing-sized transaction, idle and while an assign-only consumer in
+another process reads a schedules topic back the way payload reads do: the floor
+under a transactional scheduler's lateness on this broker.
 """
 
 import argparse
+import multiprocessing
 import random
 import statistics
 import sys
 import time
 import uuid
+from multiprocessing.synchronize import Event
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -25,6 +30,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.common import report, rss_bytes
 from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.offset_reader import OffsetReader
 from kmqadmin.kafka.snapshot import read_topic
 from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.scheduler import Scheduler, SchedulerConfig, wire
@@ -205,6 +211,66 @@ def load(bootstrap: str, n: int) -> dict:
     }
 
 
+def scan_forever(bootstrap: str, topic: str, scanning: Event) -> None:
+    """Reads back every 16th record of each partition over and over, as the
+    scheduler's payload read-backs do; sets ``scanning`` after the first pass."""
+    group = f"scan-{uuid.uuid4().hex}"
+    probe = Consumer(consumer_config(bootstrap, group))
+    ends = [probe.get_watermark_offsets(TopicPartition(topic, p))[1] for p in range(PARTITIONS)]
+    probe.close()
+    reader = OffsetReader(bootstrap, topic, group)
+    while True:
+        for partition, end in enumerate(ends):
+            reader.read(partition, range(0, end, 16))
+        scanning.set()
+
+
+def commit_ms(producer: Producer, schedules: str, target: str, n: int) -> list[float]:
+    """Commit times of ``n`` transactions shaped like one partition's firing."""
+    times = []
+    for i in range(n):
+        producer.begin_transaction()
+        producer.produce(target, key=b"k", value=b"x" * 100, partition=i % PARTITIONS)
+        producer.produce(schedules, key=b"s%d" % i, value=None, partition=i % PARTITIONS)
+        started = time.perf_counter()
+        producer.commit_transaction(30)
+        times.append((time.perf_counter() - started) * 1000)
+    return sorted(times)
+
+
+def commit_floor(bootstrap: str, records: int, n: int = 500) -> dict:
+    """A plain transactional producer's commit latency, idle and while another
+    process reads a ``records``-record schedules topic back as payload reads do."""
+    config, target = new_schedules(bootstrap)
+    write_schedules(config, target, [0] * records)
+    producer = Producer(producer_config(bootstrap, transactional_id=f"floor-{target}"))
+    producer.init_transactions(30)
+    idle = commit_ms(producer, config.topic, target, n)
+    context = multiprocessing.get_context("spawn")
+    started = context.Event()
+    scanner = context.Process(
+        target=scan_forever, args=(bootstrap, config.topic, started), daemon=True
+    )
+    scanner.start()
+    try:
+        if not started.wait(60):
+            raise TimeoutError("the scanning consumer read nothing in 60 s")
+        scanning = commit_ms(producer, config.topic, target, n)
+    finally:
+        scanner.kill()
+        scanner.join()
+
+    def quantiles(times: list[float]) -> dict:
+        return {"p50_ms": round(times[n // 2], 1), "p99_ms": round(times[int(n * 0.99)], 1)}
+
+    return {
+        "transactions": n,
+        "schedule_records_scanned": records,
+        "plain_commit_idle": quantiles(idle),
+        "plain_commit_while_scanning": quantiles(scanning),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spread", type=int, default=100_000)
@@ -217,6 +283,7 @@ def main() -> None:
             "lateness": lambda b: spread(b, args.spread, args.seconds),
             "burst": lambda b: burst(b, args.burst),
             "load": lambda b: load(b, args.load),
+            "broker_commit_floor": lambda b: commit_floor(b, args.spread),
         }
     )
 

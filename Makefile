@@ -10,13 +10,16 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kmqadmin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
+# Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker.
+JARS := .jars
+MVN := mvn -q -B
 
-.PHONY: run test lint format deps services browser java clean
+.PHONY: run test lint format deps services browser java maven clean
 
-run: deps java
+run: deps
 	$(BIN)/python manage.py kmq run
 
-test: deps lint services browser java
+test: deps lint services browser
 	$(BIN)/pytest
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
 
@@ -41,12 +44,21 @@ browser:
 	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
 
-# PySpark (the analytics pipeline) runs on a Java runtime.
+# The embedded Apache Kafka and PySpark run on a Java runtime; Maven fetches the jars.
 java:
 	@command -v java >/dev/null || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q openjdk-17-jre-headless; }
 
-deps: $(VENV)/.installed $(VENDOR)/.installed
+maven: java
+	@command -v mvn >/dev/null || { $(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
+
+deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed
+
+$(JARS)/%/.installed: jvm/%/pom.xml | maven
+	rm -rf $(@D)
+	$(MVN) -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12+ not found; set PYTHON=/path/to/python3.12"; exit 1; }
@@ -65,4 +77,4 @@ $(VENDOR)/.installed: node_modules/.installed scripts/vendor-assets
 	touch $@
 
 clean:
-	rm -rf $(VENV) node_modules $(VENDOR) staticfiles
+	rm -rf $(VENV) node_modules $(VENDOR) $(JARS) staticfiles

@@ -18,7 +18,10 @@ def rss_bytes() -> int:
 def report(sections: dict[str, Callable[[str], object]]) -> None:
     """Runs each section against one embedded broker and prints one JSON document."""
     with EmbeddedBroker() as broker:
-        result: dict[str, object] = {"broker": "embedded Tansu", "cores": os.cpu_count()}
+        result: dict[str, object] = {
+            "broker": f"embedded Apache Kafka {broker.version}",
+            "cores": os.cpu_count(),
+        }
         for name, section in sections.items():
             result[name] = section(broker.bootstrap_servers)
     print(json.dumps(result, indent=2))

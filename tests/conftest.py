@@ -1,7 +1,9 @@
-"""Fixtures shared by the whole suite: a real embedded broker over TCP."""
+"""Fixtures shared by the whole suite: a real Apache Kafka broker over TCP."""
 
+import os
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
@@ -9,9 +11,20 @@ from kmqadmin.celery import app as celery_app
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
 
+@dataclass(frozen=True)
+class ExternalBroker:
+    """A cluster the user named with KAFKA_BOOTSTRAP_SERVERS, to run the suite on."""
+
+    bootstrap_servers: str
+
+
 @pytest.fixture(scope="session")
-def kafka() -> Iterator[EmbeddedBroker]:
-    """One Tansu broker for the session, on a free loopback port."""
+def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
+    """The cluster KAFKA_BOOTSTRAP_SERVERS names, else one embedded Apache Kafka
+    for the session on free loopback ports."""
+    if bootstrap := os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        yield ExternalBroker(bootstrap)
+        return
     with EmbeddedBroker() as broker:
         yield broker
 

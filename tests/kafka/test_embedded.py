@@ -1,4 +1,4 @@
-"""The embedded broker is a real Kafka-protocol broker over TCP, and cleans up."""
+"""The embedded broker is a real Apache Kafka over TCP, keeps its data dir, and cleans up."""
 
 import os
 import signal
@@ -6,10 +6,12 @@ import subprocess
 import sys
 import time
 
+import pytest
 from confluent_kafka import Consumer, Producer
 
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker, port_in_use
+from kmqadmin.kafka.errors import EmbeddedBrokerError
 from kmqadmin.kafka.topics import ensure_topics, partition_counts
 from tests.process import ROOT, manage, wait_for
 
@@ -35,7 +37,7 @@ def test_produce_consume_round_trip_over_tcp(kafka: EmbeddedBroker, topic: str) 
     finally:
         consumer.close()
     assert received == sent
-    # The shared group timeouts are what keep a group join against Tansu short.
+    # group.initial.rebalance.delay.ms=0 keeps the first group join short.
     assert time.monotonic() - started < 15
 
 
@@ -56,6 +58,30 @@ def test_stop_ends_the_process_and_frees_the_port() -> None:
     broker.stop()
     assert not broker.running
     assert not port_in_use(broker.host, broker.port)
+
+
+def test_a_kept_data_dir_keeps_topics_and_records_across_a_restart(tmp_path, topic: str) -> None:
+    with EmbeddedBroker(data_dir=tmp_path) as broker:
+        ensure_topics(broker.bootstrap_servers, {topic: 2})
+        producer = Producer(producer_config(broker.bootstrap_servers))
+        producer.produce(topic, b"kept", partition=1)
+        assert producer.flush(10) == 0
+    with EmbeddedBroker(data_dir=tmp_path) as broker:
+        assert partition_counts(broker.bootstrap_servers, [topic]) == {topic: 2}
+        consumer = Consumer(consumer_config(broker.bootstrap_servers, f"{topic}-g"))
+        consumer.subscribe([topic])
+        try:
+            got = wait_for(lambda: consumer.consume(10, 0.5), 30, "the kept record")
+        finally:
+            consumer.close()
+        assert [(m.partition(), m.value()) for m in got] == [(1, b"kept")]
+
+
+def test_a_data_dir_of_another_cluster_is_refused_naming_the_fix(tmp_path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "meta.properties").write_text("node.id=7\ncluster.id=other\n")
+    with pytest.raises(EmbeddedBrokerError, match=r"another cluster.*KMQ_DATA_DIR"):
+        EmbeddedBroker(data_dir=tmp_path).start()
 
 
 def test_kill_9_of_the_owner_takes_the_broker_down() -> None:
@@ -80,9 +106,9 @@ def test_kill_9_of_the_owner_takes_the_broker_down() -> None:
     wait_for(lambda: not port_in_use("127.0.0.1", port), 10, "the orphaned broker to exit")
 
 
-def test_missing_binary_is_one_line_naming_the_variable() -> None:
-    result = manage("kmq", "broker", CALF_TANSU_BIN="/nonexistent/tansu")
+def test_missing_jars_is_one_line_naming_the_fix(tmp_path) -> None:
+    result = manage("kmq", "broker", KMQ_KAFKA_JARS=str(tmp_path))
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0, result.stderr
-    assert "CALF_TANSU_BIN" in result.stderr
+    assert "make deps" in result.stderr and "KMQ_KAFKA_JARS" in result.stderr

@@ -27,7 +27,10 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
             "unset KAFKA_BOOTSTRAP_SERVERS to run one"
         )
     stop = stop_event()
-    with EmbeddedBroker(port=options["port"] or settings.KMQ_EMBEDDED_KAFKA_PORT) as broker:
+    with EmbeddedBroker(
+        port=options["port"] or settings.KMQ_EMBEDDED_KAFKA_PORT,
+        data_dir=settings.DATA_DIR / "kafka",
+    ) as broker:
         command.stdout.write(f"embedded Kafka broker on {broker.bootstrap_servers}; Ctrl-C stops")
         while broker.running and not stop.wait(0.5):
             pass

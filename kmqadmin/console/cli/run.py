@@ -37,7 +37,11 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     host, port, demo = options["host"], options["port"], not options["no_demo"]
     with contextlib.ExitStack() as stack:
         if settings.KAFKA_EMBEDDED:
-            broker = stack.enter_context(EmbeddedBroker(port=settings.KMQ_EMBEDDED_KAFKA_PORT))
+            broker = stack.enter_context(
+                EmbeddedBroker(
+                    port=settings.KMQ_EMBEDDED_KAFKA_PORT, data_dir=settings.DATA_DIR / "kafka"
+                )
+            )
             command.stdout.write(f"embedded Kafka broker on {broker.bootstrap_servers}")
         else:
             cluster_metadata(settings.KAFKA_BOOTSTRAP_SERVERS)

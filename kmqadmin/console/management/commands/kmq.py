@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 
 SUBCOMMANDS = {
     "doctor": "Check broker, topics, database, channel layer and Celery transport.",
-    "broker": "Run the embedded Kafka-protocol broker (Tansu) in the foreground.",
+    "broker": "Run the embedded Apache Kafka broker in the foreground.",
     "run": "Run everything: embedded broker, web, worker, beat and demo traffic.",
     "demo": "Register the demo queues and produce demo traffic.",
     "analytics": "Compute message-lifecycle analytics with PySpark (batch or --stream).",

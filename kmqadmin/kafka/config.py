@@ -54,7 +54,17 @@ def producer_config(
 ) -> KafkaConfig:
     """An idempotent producer; transactional when ``transactional_id`` is given."""
     config = client_config(bootstrap_servers)
-    config.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+    # murmur2_random is the Java client's partitioner: a key written by a Java
+    # or Go client and edited or cancelled by us lands on the same partition
+    # (librdkafka's default, consistent_random, would not; etf1 issue #53).
+    config.update(
+        {
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "partitioner": "murmur2_random",
+        }
+    )
     if transactional_id:
         config["transactional.id"] = transactional_id
     config.update(extra or {})

@@ -345,8 +345,7 @@ class Scheduler(Service):
             producer_config(
                 self.config.bootstrap_servers,
                 transactional_id=f"kmq-scheduler-{self.config.topic}-{partition}",
-                # Java's partitioner, so a fired key lands where Java clients put it.
-                extra={"partitioner": "murmur2_random", **self.config.kafka_config},
+                extra=self.config.kafka_config,
             )
         )
         producer.init_transactions(30)  # fences the previous owner, aborts its open firing

@@ -238,3 +238,19 @@ def test_a_start_marker_past_the_queue_end_is_skipped_not_a_stall(queue: QueueCo
         assert again[0].delivery_count == 2
     finally:
         tracker.stop()
+
+
+def test_keyed_messages_land_where_the_java_partitioner_puts_them(queue: QueueConfig) -> None:
+    keys = [f"key-{i}".encode() for i in range(100)]
+    ours = QueueProducer(queue)
+    java_like = Producer(producer_config(queue.bootstrap_servers, extra={"partitioner": "murmur2"}))
+    for key in keys:
+        ours.send(value=b"ours", key=key)
+        java_like.produce(queue.topic, value=b"java", key=key)
+    ours.flush()
+    assert java_like.flush(10) == 0
+    placed: dict[bytes, dict[bytes, int]] = {b"ours": {}, b"java": {}}
+    for record in read_all(queue, queue.topic):
+        placed[record.value()][record.key()] = record.partition()
+    assert placed[b"ours"] == placed[b"java"]
+    assert len(set(placed[b"ours"].values())) == 3  # the keys do spread

@@ -182,3 +182,28 @@ def test_two_schedulers_share_the_topic_and_a_stopped_one_is_taken_over(
 def test_a_naive_datetime_is_refused(schedules: SchedulerConfig) -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         ScheduleClient(schedules).schedule("x", datetime(2030, 1, 1), "t", b"v")
+
+
+def test_versions_written_by_a_java_partitioner_are_cancelled_by_ours(
+    schedules: SchedulerConfig, target: str, scheduler: Scheduler
+) -> None:
+    """etf1 issue #53: a schedule written by a Java (or Go) client and cancelled
+    by ours must land in one partition, or the cancel misses and it fires."""
+    java_like = CheckedProducer(schedules.bootstrap_servers, {"partitioner": "murmur2"})
+    ids = [f"java-{i}" for i in range(60)]
+    for sid in ids:
+        headers = wire.schedule_headers(round(in_seconds(2) * 1000), target, None, [])
+        java_like.produce(schedules.topic, key=sid.encode(), value=b"never", headers=headers)
+    java_like.flush()
+    with ScheduleClient(schedules) as client:
+        for sid in ids:
+            client.cancel(sid)
+        client.schedule("control", in_seconds(3), target, value=b"fires")
+    wait_for(lambda: fired_ids(schedules, target)["control"], 30, "the control schedule")
+    assert fired_ids(schedules, target) == {"control": 1}
+    tombstones = [r for r in fired(schedules, schedules.topic) if r.value() is None]
+    partitions = {r.key().decode(): r.partition() for r in tombstones}
+    versions = {
+        r.key().decode(): r.partition() for r in fired(schedules, schedules.topic) if r.value()
+    }
+    assert {sid: partitions[sid] for sid in ids} == {sid: versions[sid] for sid in ids}

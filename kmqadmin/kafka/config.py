@@ -17,6 +17,12 @@ GROUP_TIMEOUTS: KafkaConfig = {
 }
 
 
+def session_timeout_s(extra: Mapping[str, Any] | None = None) -> float:
+    """How long the group takes to notice a member gone, as configured."""
+    ms = (extra or {}).get("session.timeout.ms", GROUP_TIMEOUTS["session.timeout.ms"])
+    return int(ms) / 1000
+
+
 def client_config(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> KafkaConfig:
     """Settings every client shares; ``extra`` (e.g. SASL) wins over defaults."""
     config: KafkaConfig = {

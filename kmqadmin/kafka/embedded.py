@@ -230,8 +230,7 @@ class EmbeddedBroker:
                 *self._jvm(java),
                 "kafka.tools.StorageTool",
                 "format",
-                "-t",
-                cluster_id,
+                f"--cluster-id={cluster_id}",  # an id may start with "-"
                 "-c",
                 str(config),
             ],

@@ -7,6 +7,7 @@ one. A redelivery or DLQ move is one transaction: the copy, the end marker of
 the old copy and the commit of the oldest still-open start marker.
 """
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.barrier import write_barrier
 from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.config import consumer_config, producer_config, session_timeout_s
+from kmqadmin.kafka.fencing import FencedPartitions, is_fenced
 from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
 from kmqadmin.kafka.service import Service
 from kmqadmin.kafka.topics import topic_partitions
@@ -80,6 +82,7 @@ class RedeliveryTracker(Service):
         self._dlq_partitions = 1
         self._redelivered = self._dead_lettered = self._skipped = 0
         self._lag = 0
+        self._fenced = FencedPartitions(session_timeout_s(config.kafka_config))
 
     # --- lifecycle -----------------------------------------------------
 
@@ -108,6 +111,7 @@ class RedeliveryTracker(Service):
             while not self._stop.is_set():
                 self._apply_batch(self._consumer.consume(self.batch_size, self._wait_time()))
                 self._redeliver_due()
+                self._revive_fenced()
                 if time.monotonic() - last_commit >= self.commit_interval:
                     self._commit_progress()
                     last_commit = time.monotonic()
@@ -273,6 +277,11 @@ class RedeliveryTracker(Service):
             )
             producer.commit_transaction()
         except KafkaException as exc:
+            if is_fenced(exc):
+                log.warning("partition %d has a newer owner; dropping it", p)
+                self._drop([TopicPartition(config.markers_topic, p)])
+                self._fenced.add(p)
+                return
             # pop_due closed the due entries; the rebuild reopens them from
             # their start markers, so nothing owed is dropped.
             log.warning("redelivery on partition %d failed (%s); rebuilding it", p, exc)
@@ -341,9 +350,23 @@ class RedeliveryTracker(Service):
         except KafkaException as exc:
             log.warning("abort on partition %d: %s", p, exc)
         self._states.pop(p, None)
-        fresh = self._new_state(p)
-        self._states[p] = fresh
-        self._consumer.seek(TopicPartition(self.config.markers_topic, p, fresh.next_offset))
+        self._restart_partition(p)
+
+    def _restart_partition(self, partition: int) -> None:
+        assert self._consumer is not None
+        fresh = self._states[partition] = self._new_state(partition)
+        self._consumer.seek(TopicPartition(self.config.markers_topic, partition, fresh.next_offset))
+
+    def _revive_fenced(self) -> None:
+        """A fenced partition still assigned after the grace was fenced by
+        someone outside the group: take it back (see kafka/fencing.py)."""
+        assert self._consumer is not None
+        if expired := self._fenced.expired():
+            assigned = {tp.partition for tp in self._consumer.assignment()}
+            for p in expired:
+                if p in assigned and p not in self._states:
+                    log.warning("partition %d still ours after a fence; taking it back", p)
+                    self._restart_partition(p)
 
     # --- offsets and rebalances ----------------------------------------
 
@@ -394,6 +417,7 @@ class RedeliveryTracker(Service):
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
+            self._fenced.discard(tp.partition)
             self._states[tp.partition] = self._new_state(tp.partition)
         log.info("tracker assigned %s", sorted(tp.partition for tp in partitions))
 
@@ -406,9 +430,11 @@ class RedeliveryTracker(Service):
 
     def _drop(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
+            self._fenced.discard(tp.partition)
             state = self._states.pop(tp.partition, None)
             if state is not None:
-                state.producer.flush(5)
+                with contextlib.suppress(KafkaException):  # a fenced producer raises
+                    state.producer.flush(5)
 
     def _wait_time(self) -> float:
         """Sleep in consume() no longer than until the next deadline."""

@@ -14,6 +14,7 @@ at startup that is etf1's "missed events" pass, and schedules that fell due
 while no scheduler ran fire right after it.
 """
 
+import contextlib
 import heapq
 import logging
 from dataclasses import dataclass
@@ -30,8 +31,9 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.barrier import write_barrier
 from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.config import consumer_config, producer_config, session_timeout_s
 from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.fencing import FencedPartitions, is_fenced
 from kmqadmin.kafka.offset_reader import OffsetReader
 from kmqadmin.kafka.service import Service
 from kmqadmin.kafka.topics import topic_partitions
@@ -75,6 +77,7 @@ class Scheduler(Service):
         self._horizon_end = 0
         self._known_topics: set[str] = set()
         self._fired = self._skipped = self._undeliverable = 0
+        self._fenced = FencedPartitions(session_timeout_s(config.kafka_config))
 
     # --- lifecycle -------------------------------------------------------
 
@@ -100,6 +103,7 @@ class Scheduler(Service):
             while not self._stop.is_set():
                 self._apply_batch(self._consumer.consume(self.batch_size, self._wait_time()))
                 self._fire_due()
+                self._revive_fenced()
                 self._arm_read()
                 for state in list(self._states.values()):
                     if state.caught_up and not state.reading:
@@ -278,6 +282,11 @@ class Scheduler(Service):
         whatever the failed attempt did or did not commit is seen before
         anything fires again."""
         state, error = firing.state, exc.args[0]
+        if is_fenced(exc):
+            log.warning("partition %d has a newer owner; dropping it", state.partition)
+            self._drop(self._consumer, [TopicPartition(self.config.topic, state.partition)])
+            self._fenced.add(state.partition)
+            return
         if not error.fatal():
             try:
                 state.producer.abort_transaction(10)
@@ -335,6 +344,7 @@ class Scheduler(Service):
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
+            self._fenced.discard(tp.partition)
             self._states[tp.partition] = self._new_state(tp.partition)
             tp.offset = OFFSET_BEGINNING  # the schedules are the topic: read it all
         consumer.assign(partitions)
@@ -359,11 +369,24 @@ class Scheduler(Service):
         self._states[partition] = self._new_state(partition)
         self._consumer.seek(TopicPartition(self.config.topic, partition, OFFSET_BEGINNING))
 
-    def _drop(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _revive_fenced(self) -> None:
+        """A fenced partition still assigned after the grace was fenced by
+        someone outside the group: take it back (see kafka/fencing.py)."""
+        assert self._consumer is not None
+        if expired := self._fenced.expired():
+            assigned = {tp.partition for tp in self._consumer.assignment()}
+            for p in expired:
+                if p in assigned and p not in self._states:
+                    log.warning("partition %d still ours after a fence; taking it back", p)
+                    self._rebuild(p)
+
+    def _drop(self, consumer: Consumer | None, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
+            self._fenced.discard(tp.partition)
             state = self._states.pop(tp.partition, None)
             if state is not None:
-                state.producer.flush(5)
+                with contextlib.suppress(KafkaException):  # a fenced producer raises
+                    state.producer.flush(5)
             if self._rescan is not None:
                 self._rescan.drop(tp.partition)
 

@@ -4,15 +4,20 @@ import dataclasses
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from confluent_kafka import Consumer, TopicPartition
+
+from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
+from tests.chaos import KILLS, Victim, report
 from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until, send
 from tests.process import ROOT, kill9, wait_for
@@ -55,58 +60,80 @@ def test_kill_9_worker_between_commit_and_ack_loses_nothing(
     assert read_all(queue, queue.dlq_topic) == []
 
 
-def test_kill_9_tracker_mid_redelivery_loses_and_duplicates_nothing(
+def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothing(
     queue: QueueConfig, tmp_path: Path
 ) -> None:
-    """Waves of messages keep redeliveries going while the tracker is killed at
-    random points, five times; workers drop every first delivery."""
-    queue = dataclasses.replace(queue, max_redeliveries=50)
-    waves, per_wave = 40, 100
+    """Waves of messages keep redeliveries and DLQ moves going while the tracker
+    is killed at random points, KMQ_CHAOS_KILLS times. Workers drop every
+    first delivery and never ack one message in ten (it goes to the DLQ)."""
+    queue = dataclasses.replace(queue, max_redeliveries=2)
+    per_wave = 50
+    total = per_wave * (KILLS + 4)
+    poison = {f"m{i}".encode() for i in range(0, total, 10)}
     producer = QueueProducer(queue)
-    rng = random.Random(5)
     acked: set[bytes] = set()
-    sent = kills = 0
-    log = tmp_path / "tracker.log"
-    tracker = spawn("run_tracker", queue, log=log)
-    next_kill = time.monotonic() + rng.uniform(4, 7)
+    sent = 0
+    victim = Victim(
+        lambda log: spawn("run_tracker", queue, log=log),
+        tmp_path / "tracker.log",
+        "tracker assigned",
+        seed=5,
+    )
     try:
         with QueueClient(queue) as client:
 
-            def all_acked() -> bool:
-                nonlocal tracker, next_kill, kills, sent
-                if sent < waves * per_wave:
+            def settled() -> bool:
+                nonlocal sent
+                if sent < total:
                     for i in range(sent, sent + per_wave):
                         producer.send(value=f"m{i}".encode())
                     producer.flush()
                     sent += per_wave
-                for m in client.poll(500, 0.5):
-                    if m.delivery_count >= 2:  # drop every first delivery
+                for m in client.poll(500, 0.3):
+                    if m.delivery_count >= 2 and m.value not in poison:
                         client.ack(m)
                         acked.add(m.value)
-                if kills < 5 and time.monotonic() >= next_kill:
-                    kill9(tracker)
-                    kills += 1
-                    tracker = spawn("run_tracker", queue, log=log)
-                    next_kill = time.monotonic() + rng.uniform(4, 9)
-                return len(acked) == waves * per_wave
+                victim.step(KILLS)
+                return victim.kills >= KILLS and len(acked) + len(poison) == total
 
             try:
-                wait_for(all_acked, 200, "every message redelivered and acked", every=0)
+                wait_for(settled, 120 + 12 * KILLS, "every message acked or sent on", every=0)
+                wait_for(lambda: len(_letters(queue)) >= len(poison), 120, "every poison message")
             except AssertionError as exc:
                 raise AssertionError(
-                    f"{exc}: {waves * per_wave - len(acked)} of {sent} not acked after "
-                    f"{kills} kills; tracker exit code {tracker.poll()}; its log ends:\n"
-                    + "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+                    f"{exc}: {total - len(acked) - len(poison)} of {sent} not acked after "
+                    f"{victim.kills} kills; its log ends:\n{victim.log_tail()}"
                 ) from exc
     finally:
-        kill9(tracker)
-    assert kills == 5
+        victim.stop()
     copies = Counter(
         (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
         for r in read_all(queue, queue.topic)
         if h.find(r.headers(), h.REDELIVERY_COUNT)
     )
+    letters = _letters(queue)
+    dead = Counter(r.value() for r in letters)
+    lost = {f"m{i}".encode() for i in range(total)} - acked - {r.value() for r in letters}
+    report(
+        "tracker",
+        kills=victim.kills,
+        sent=total,
+        acked=len(acked),
+        dead_lettered=len(dead),
+        redelivered_copies=copies.total(),
+        lost=len(lost),
+        duplicate_copies=sum(n - 1 for n in copies.values()),
+        duplicate_letters=sum(n - 1 for n in dead.values()),
+    )
+    assert victim.kills == KILLS
+    assert lost == set()
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
+    assert {value: n for value, n in dead.items() if n > 1} == {}
+    assert poison <= {r.value() for r in letters}
+
+
+def _letters(queue: QueueConfig) -> list:
+    return read_all(queue, queue.dlq_topic)
 
 
 def test_two_trackers_one_stopped_mid_run_nothing_lost(queue: QueueConfig) -> None:
@@ -173,3 +200,60 @@ def test_tracker_started_before_its_topics_recovers_once_they_exist(
         assert {m.delivery_count for m in again} == {2}
     finally:
         tracker.stop()
+
+
+def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
+    queue: QueueConfig, tmp_path: Path
+) -> None:
+    """The zombie: a tracker stopped (SIGSTOP) while it owes redeliveries, its
+    partitions taken over by another, then resumed with those redeliveries
+    overdue. Its producers were fenced by the new owner's init_transactions
+    and its group generation is stale, so no copy and no offset commit of
+    its may land: every (kmq-id, attempt) is copied once."""
+    queue = dataclasses.replace(queue, max_redeliveries=100)
+    zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
+    zombie = spawn("run_tracker", queue, log=zombie_log)
+    heir = None
+    send(queue, 300)
+    seen: Counter[int] = Counter()
+    try:
+        with QueueClient(queue) as client:
+
+            def deliveries(count: int) -> bool:
+                seen.update(m.delivery_count for m in client.poll(500, 0.2))  # never acked
+                return seen[count] >= 300
+
+            wait_for(lambda: deliveries(2), 60, "the zombie's first redeliveries")
+            os.kill(zombie.pid, signal.SIGSTOP)  # it holds open deliveries, due in 1 s
+            heir = spawn("run_tracker", queue, log=heir_log)
+            wait_for(lambda: deliveries(3), 60, "the heir's redeliveries")
+            committed = _committed(queue)
+            os.kill(zombie.pid, signal.SIGCONT)
+
+            def refused() -> bool:
+                deliveries(3)  # the worker goes on meanwhile
+                return "has a newer owner" in zombie_log.read_text()
+
+            wait_for(refused, 30, "the zombie to try its overdue redeliveries and be fenced")
+            wait_for(lambda: deliveries(5), 60, "the heir going on")
+        assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
+    finally:
+        kill9(zombie)
+        if heir is not None:
+            kill9(heir)
+    copies = Counter(
+        (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
+        for r in read_all(queue, queue.topic)
+        if h.find(r.headers(), h.REDELIVERY_COUNT)
+    )
+    assert {copy: n for copy, n in copies.items() if n > 1} == {}
+
+
+def _committed(queue: QueueConfig) -> list[int]:
+    """The tracker group's committed markers offsets, partition by partition."""
+    consumer = Consumer(consumer_config(queue.bootstrap_servers, queue.tracker_group_id))
+    try:
+        tps = [TopicPartition(queue.markers_topic, p) for p in range(3)]
+        return [tp.offset for tp in consumer.committed(tps, timeout=10)]
+    finally:
+        consumer.close()

@@ -10,5 +10,5 @@ import sys
 from kmqadmin.scheduler import Scheduler, SchedulerConfig
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.INFO)
     Scheduler(SchedulerConfig(**json.loads(sys.argv[1]))).run()

@@ -2,47 +2,113 @@
 
 import dataclasses
 import json
-import random
+import os
+import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
+from tests.chaos import KILLS, Victim, report
 from tests.process import ROOT, kill9, wait_for
 from tests.scheduler.conftest import fired_ids, in_seconds
 
 
-def spawn(config: SchedulerConfig) -> subprocess.Popen:
+def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:
     fields = {k: v for k, v in dataclasses.asdict(config).items() if k != "kafka_config"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.scheduler.run_scheduler", json.dumps(fields)], cwd=ROOT
-    )
+    with log.open("ab") as stderr:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.scheduler.run_scheduler", json.dumps(fields)],
+            cwd=ROOT,
+            stderr=stderr,
+        )
 
 
 def test_kill_9_while_firing_loses_and_doubles_nothing(
-    schedules: SchedulerConfig, target: str
+    schedules: SchedulerConfig, target: str, tmp_path: Path
 ) -> None:
-    """1,000 schedules missed before the start, then five waves of 400 due over
-    the next few seconds; after each wave the scheduler is killed at a random
-    point once it has been seen firing."""
-    ids = [f"missed{i}" for i in range(1000)]
-    rng = random.Random(11)
+    """500 schedules missed before the start, then a wave of 100 due over the
+    next few seconds after every kill; the scheduler is killed at random
+    points of its firing, KMQ_CHAOS_KILLS times."""
+    ids = [f"missed{i}" for i in range(500)]
     with ScheduleClient(schedules) as client:
         for sid in ids:
             client.schedule(sid, in_seconds(-10), target, sid.encode())
-        scheduler = spawn(schedules)
+        client.flush()
+        victim = Victim(
+            lambda log: spawn(schedules, log), tmp_path / "scheduler.log", "scheduler assigned", 11
+        )
+        waves = 0
         try:
-            for wave in range(5):
-                for i in range(400):
-                    ids.append(sid := f"w{wave}-{i}")
-                    client.schedule(sid, in_seconds(2 + 4 * i / 400), target, sid.encode())
-                client.flush()
-                before = fired_ids(schedules, target).total()
-                wait_for(lambda n=before: fired_ids(schedules, target).total() > n, 90, "firing")
-                time.sleep(rng.uniform(0, 0.5))  # a random point in its firing, not a wait
-                kill9(scheduler)
-                scheduler = spawn(schedules)
-            wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 120, "every one")
+
+            def settled() -> bool:
+                nonlocal waves
+                if waves <= victim.kills and waves < KILLS:
+                    for i in range(100):
+                        ids.append(sid := f"w{waves}-{i}")
+                        client.schedule(sid, in_seconds(1 + 4 * i / 100), target, sid.encode())
+                    client.flush()
+                    waves += 1
+                victim.step(KILLS)
+                return victim.kills >= KILLS
+
+            wait_for(settled, 60 + 15 * KILLS, f"{KILLS} kills while firing", every=0.05)
+            wait_for(lambda: fired_ids(schedules, target).keys() >= set(ids), 120, "every one")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; its log ends:\n{victim.log_tail()}") from exc
         finally:
-            kill9(scheduler)
+            victim.stop()
+    fires = fired_ids(schedules, target)
+    report(
+        "scheduler",
+        kills=victim.kills,
+        scheduled=len(ids),
+        fired=len(fires),
+        missed=len(set(ids) - fires.keys()),
+        duplicate_fires=sum(n - 1 for n in fires.values()),
+    )
+    assert victim.kills == KILLS
+    assert set(ids) - fires.keys() == set()
+    assert {sid: n for sid, n in fires.items() if n > 1} == {}
+
+
+def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
+    schedules: SchedulerConfig, target: str, tmp_path: Path
+) -> None:
+    """The zombie: a scheduler stopped (SIGSTOP) with schedules armed, its
+    partitions taken over by another that fires them, then resumed with
+    them overdue. The new owner's init_transactions fenced its producers,
+    so none of its fires may land: every schedule fires once."""
+    zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
+    zombie, heir = spawn(schedules, zombie_log), None
+    ids: list[str] = []
+    try:
+        with ScheduleClient(schedules) as client:
+            wait_for(lambda: "scheduler assigned" in zombie_log.read_text(), 60, "the zombie")
+
+            def wave() -> None:
+                for i in range(60):
+                    ids.append(sid := f"s{len(ids)}")
+                    client.schedule(sid, in_seconds(1 + i / 30), target, sid.encode())
+                client.flush()
+
+            wave()
+            wait_for(lambda: fired_ids(schedules, target), 30, "the zombie's first fires")
+            wave()  # due within 3 s: read and armed by the zombie before it stops
+            wait_for(lambda: len(fired_ids(schedules, target)) < len(ids), 5, "unfired ones")
+            os.kill(zombie.pid, signal.SIGSTOP)
+            heir = spawn(schedules, heir_log)
+            wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 60, "the heir")
+            os.kill(zombie.pid, signal.SIGCONT)
+            wait_for(
+                lambda: "has a newer owner" in zombie_log.read_text(),
+                30,
+                "the zombie to try its overdue fires and be fenced",
+            )
+            wave()
+            wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 60, "all of them")
+    finally:
+        kill9(zombie)
+        if heir is not None:
+            kill9(heir)
     assert {sid: n for sid, n in fired_ids(schedules, target).items() if n > 1} == {}

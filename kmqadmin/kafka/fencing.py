@@ -1,0 +1,41 @@
+"""Partitions whose transactional producer a newer owner fenced.
+
+A per-partition transactional id means whoever is assigned the partition
+next fences the previous owner with ``init_transactions``. The fenced one
+must not re-initialise at once: that would fence the new owner back, and
+the two would take turns until the old one's revoke arrives. So a fenced
+partition is dropped and waits: normally the revoke comes within a
+heartbeat or two; if the partition is still assigned after a session
+timeout, something else fenced it (a hand-started process with the same
+id), and the owner takes it back.
+"""
+
+import time
+
+from confluent_kafka import KafkaError, KafkaException
+
+
+def is_fenced(exc: KafkaException) -> bool:
+    return exc.args[0].code() == KafkaError._FENCED
+
+
+class FencedPartitions:
+    def __init__(self, grace_s: float) -> None:
+        self.grace_s = grace_s
+        self._until: dict[int, float] = {}
+
+    def add(self, partition: int) -> None:
+        self._until.setdefault(partition, time.monotonic() + self.grace_s)
+
+    def discard(self, partition: int) -> None:
+        self._until.pop(partition, None)
+
+    def expired(self) -> list[int]:
+        """Partitions whose grace has passed, forgotten as they are returned."""
+        if not self._until:
+            return []
+        now = time.monotonic()
+        done = [p for p, until in self._until.items() if until <= now]
+        for p in done:
+            del self._until[p]
+        return done

@@ -1,0 +1,75 @@
+"""Killing a service process again and again at random points in its work.
+
+The crash tests run with KMQ_CHAOS_KILLS kills (20 in `make test`, 300 or
+more in `make chaos`) and print what they counted, so a long run reports
+the same figures a short one asserts.
+"""
+
+import json
+import os
+import random
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.process import kill9
+
+KILLS = int(os.environ.get("KMQ_CHAOS_KILLS", "20"))
+
+
+class Victim:
+    """One service process, respawned after each kill -9.
+
+    A kill lands at a random point after the process logged ``ready`` (it
+    owns partitions and works), never while it is still joining the group:
+    a kill before that tests nothing but start-up.
+    """
+
+    def __init__(
+        self,
+        spawn: Callable[[Path], subprocess.Popen],
+        log: Path,
+        ready: str,
+        seed: int,
+        work_s: tuple[float, float] = (0.0, 3.0),
+    ) -> None:
+        self._spawn, self._log, self._ready = spawn, log, ready
+        self._rng = random.Random(seed)
+        self._work_s = work_s
+        self.kills = 0
+        self._start()
+
+    def step(self, wanted: int) -> None:
+        """Called from the test's polling loop: kills when the time has come."""
+        if self.kills >= wanted:
+            return
+        if self._kill_at is None:
+            if self._ready in self._new_log():
+                self._kill_at = time.monotonic() + self._rng.uniform(*self._work_s)
+            return
+        if time.monotonic() >= self._kill_at:
+            kill9(self.process)
+            self.kills += 1
+            self._start()
+
+    def stop(self) -> None:
+        kill9(self.process)
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+
+    def _start(self) -> None:
+        self._from = self._log.stat().st_size if self._log.exists() else 0
+        self._kill_at: float | None = None
+        self.process = self._spawn(self._log)
+
+    def _new_log(self) -> str:
+        with self._log.open("rb") as log:
+            log.seek(self._from)
+            return log.read().decode(errors="replace")
+
+
+def report(test: str, **counts: int) -> None:
+    """One JSON line the chaos run prints (pytest -s shows it)."""
+    print(json.dumps({"test": test, **counts}))

@@ -14,7 +14,7 @@ VENDOR := static/vendor
 JARS := .jars
 MVN := mvn -q -B
 
-.PHONY: run test lint format deps services browser java maven clean
+.PHONY: run test chaos lint format deps services browser java maven clean
 
 run: deps
 	$(BIN)/python manage.py kmq run
@@ -22,6 +22,12 @@ run: deps
 test: deps lint services browser
 	$(BIN)/pytest
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
+
+# Not part of CI: the crash tests with 300 kills each; each prints its counts as JSON.
+CHAOS_KILLS ?= 300
+chaos: deps
+	KMQ_CHAOS_KILLS=$(CHAOS_KILLS) $(BIN)/pytest -s -q --timeout 0 2>/dev/null \
+		tests/kmq/test_crashes.py tests/scheduler/test_crashes.py -k "mid_redelivery or while_firing"
 
 lint: deps
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
 """Topic administration: existence, partition counts, idempotent creation."""
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +21,9 @@ def cluster_metadata(
 ) -> ClusterMetadata:
     """Metadata for all topics, or BrokerUnavailable naming the variable to fix."""
     try:
-        return (admin or admin_client(bootstrap_servers)).list_topics(timeout=timeout)
+        # Not ``admin or ...``: a client with nothing queued has len() 0, so is falsy.
+        client = admin if admin is not None else admin_client(bootstrap_servers)
+        return client.list_topics(timeout=timeout)
     except KafkaException as exc:
         raise BrokerUnavailable(bootstrap_servers, exc.args[0].str()) from None
 
@@ -75,4 +78,26 @@ def ensure_topics(
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
-    return [topic.topic for topic in wanted]
+    created = [topic.topic for topic in wanted]
+    _wait_led(admin, created, timeout)
+    return created
+
+
+def _wait_led(admin: AdminClient, topics: list[str], timeout: float) -> None:
+    """Kafka answers CreateTopics before every partition has a leader in the
+    metadata the clients see; a client used at once would fail with
+    LEADER_NOT_AVAILABLE. Returns once every partition has one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        metadata = cluster_metadata("", timeout, admin).topics
+        if all(
+            (meta := metadata.get(name)) is not None
+            and meta.error is None
+            and meta.partitions
+            and all(p.leader >= 0 for p in meta.partitions.values())
+            for name in topics
+        ):
+            return
+        if time.monotonic() >= deadline:
+            raise KafkaException(f"topics {topics} have no leader {timeout} s after creation")
+        time.sleep(0.05)

@@ -7,9 +7,11 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/
 	$$HOME/.pyenv/versions/3.12*/bin/python; do \
 	$$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && command -v $$p && break; done)
 # The part of the suite that exercises production settings runs against these.
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kmqadmin
+TEST_PG_PASSWORD := kmqadmin
+TEST_DATABASE_URL ?= postgres://postgres:$(TEST_PG_PASSWORD)@127.0.0.1:5432/kmqadmin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker.
 JARS := .jars
 MVN := mvn -q -B
@@ -38,14 +40,18 @@ format: deps
 	$(BIN)/ruff format .
 
 # PostgreSQL and Redis on loopback serve the production-settings part of the suite;
-# start them the way this machine kind does if they are down.
+# installed from Debian's packages when missing, started when down.
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q
 services:
-	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
+	@command -v pg_ctlcluster >/dev/null || { $(SUDO) apt-get update -q && $(APT_INSTALL) postgresql; }
+	@command -v redis-server >/dev/null || { $(SUDO) apt-get update -q && $(APT_INSTALL) redis-server; }
+	@pg_isready -q -h 127.0.0.1 -p 5432 || $(SUDO) pg_ctlcluster --skip-systemctl-redirect \
+		$$(ls /etc/postgresql | sort -V | tail -1) main start
+	@cd / && $(SUDO) su postgres -c "psql -q -c \"ALTER USER postgres PASSWORD '$(TEST_PG_PASSWORD)'\""
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes \
 		--bind 127.0.0.1 --port 6379 --save "" --appendonly no
 
 # The browser tests drive Debian's chromium (Playwright cannot download one here).
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
 	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }

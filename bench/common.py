@@ -3,6 +3,7 @@
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,12 +17,16 @@ def rss_bytes() -> int:
 
 
 def report(sections: dict[str, Callable[[str], object]]) -> None:
-    """Runs each section against one embedded broker and prints one JSON document."""
+    """Runs each section against one embedded broker and prints one JSON document,
+    with the broker's version, start time and resident memory."""
+    started = time.monotonic()
     with EmbeddedBroker() as broker:
         result: dict[str, object] = {
             "broker": f"embedded Apache Kafka {broker.version}",
+            "broker_start_s": round(time.monotonic() - started, 2),
             "cores": os.cpu_count(),
         }
         for name, section in sections.items():
             result[name] = section(broker.bootstrap_servers)
+        result["broker_rss_mb_at_end"] = round(broker.rss_bytes() / 2**20)
     print(json.dumps(result, indent=2))

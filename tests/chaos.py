@@ -45,7 +45,7 @@ class Victim:
         if self.kills >= wanted:
             return
         if self._kill_at is None:
-            if self._ready in self._new_log():
+            if self._ready in log_since(self._log, self._from):
                 self._kill_at = time.monotonic() + self._rng.uniform(*self._work_s)
             return
         if time.monotonic() >= self._kill_at:
@@ -64,12 +64,23 @@ class Victim:
         self._kill_at: float | None = None
         self.process = self._spawn(self._log)
 
-    def _new_log(self) -> str:
-        with self._log.open("rb") as log:
-            log.seek(self._from)
-            return log.read().decode(errors="replace")
-
 
 def report(test: str, **counts: int) -> None:
     """One JSON line the chaos run prints (pytest -s shows it)."""
     print(json.dumps({"test": test, **counts}))
+
+
+def last_json_line(path: Path) -> dict | None:
+    """The last whole JSON line a process printed to ``path`` (it may be
+    writing the next one as we read)."""
+    if not path.exists():
+        return None
+    lines = path.read_text().split("\n")[:-1]  # after the last newline: unfinished
+    return json.loads(lines[-1]) if lines else None
+
+
+def log_since(log: Path, position: int) -> str:
+    """What a process logged after ``position`` (a size taken earlier)."""
+    with log.open("rb") as f:
+        f.seek(position)
+        return f.read().decode(errors="replace")

@@ -31,7 +31,7 @@ print(json.dumps({"db": connection.vendor, "layer": type(layer).__name__,
                   "message": asyncio.run(round_trip()), "celery": transport}))
 """
 
-PG = "postgres://postgres@127.0.0.1:5432/postgres"
+PG = "postgres://postgres:kmqadmin@127.0.0.1:5432/postgres"  # as `make services` sets it
 REDIS = "redis://127.0.0.1:6379/0"
 
 

@@ -117,6 +117,14 @@ class EmbeddedBroker:
         found = sorted(self.jars.glob("kafka-clients-*.jar"))
         return found[0].name.removeprefix("kafka-clients-").removesuffix(".jar") if found else "?"
 
+    def rss_bytes(self) -> int:
+        """The broker process's resident memory (0 when it is not running)."""
+        if not self.running:
+            return 0
+        assert self._process is not None
+        pages = Path(f"/proc/{self._process.pid}/statm").read_text().split()[1]
+        return int(pages) * os.sysconf("SC_PAGE_SIZE")
+
     def start(self) -> "EmbeddedBroker":
         java = _java()
         self._check_jars()

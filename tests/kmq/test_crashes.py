@@ -17,19 +17,22 @@ from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
-from tests.chaos import KILLS, Victim, report
+from tests.chaos import KILLS, Victim, last_json_line, log_since, report
 from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until, send
 from tests.process import ROOT, kill9, wait_for
 
 
 def spawn(module: str, queue: QueueConfig, *args: str, log: Path | None = None) -> subprocess.Popen:
-    """``log`` collects the process's stderr (appended), to tell why it stalled."""
+    """``log`` collects the process's stderr (appended), to tell why it stalled,
+    and its stdout goes beside it (``.out``: a tracker's stats lines)."""
     config = {k: v for k, v in dataclasses.asdict(queue).items() if k != "kafka_config"}
-    with open(log or os.devnull, "ab") as stderr:
+    out = log.with_suffix(".out") if log else Path(os.devnull)
+    with open(log or os.devnull, "ab") as stderr, out.open("ab") as stdout:
         return subprocess.Popen(
             [sys.executable, "-m", f"tests.kmq.{module}", json.dumps(config), *args],
             cwd=ROOT,
+            stdout=stdout,
             stderr=stderr if log else None,
         )
 
@@ -146,11 +149,14 @@ def test_two_trackers_one_stopped_mid_run_nothing_lost(queue: QueueConfig) -> No
     acked: set[bytes] = set()
     try:
         wait_for(
-            lambda: len(first.stats().partitions) + len(second.stats().partitions) == 3,
+            lambda: (
+                first.stats().partitions
+                and second.stats().partitions
+                and len(first.stats().partitions) + len(second.stats().partitions) == 3
+            ),
             30,
             "both trackers to share the partitions",
         )
-        assert first.stats().partitions and second.stats().partitions
         with QueueClient(queue) as client:
 
             def acked_at_least(count: int) -> bool:
@@ -205,38 +211,43 @@ def test_tracker_started_before_its_topics_recovers_once_they_exist(
 def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
     queue: QueueConfig, tmp_path: Path
 ) -> None:
-    """The zombie: a tracker stopped (SIGSTOP) while it owes redeliveries, its
-    partitions taken over by another, then resumed with those redeliveries
-    overdue. Its producers were fenced by the new owner's init_transactions
-    and its group generation is stale, so no copy and no offset commit of
-    its may land: every (kmq-id, attempt) is copied once."""
-    queue = dataclasses.replace(queue, max_redeliveries=100)
-    zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
+    """The zombie: a tracker busy redelivering is stopped (SIGSTOP), its
+    partitions taken over by another, then resumed. Caught inside a
+    redelivery, it goes on with it: its producers were fenced by the new
+    owner's init_transactions and its group generation is stale, so no copy
+    and no offset commit of its may land. A pause that lands outside a
+    redelivery proves nothing (the resumed tracker hears of the rebalance
+    first), so rounds repeat until the zombie was refused at least once."""
+    queue = dataclasses.replace(queue, message_timeout_ms=500, max_redeliveries=1000)
+    zombie_log = tmp_path / "zombie.log"
     zombie = spawn("run_tracker", queue, log=zombie_log)
     heir = None
-    send(queue, 300)
-    seen: Counter[int] = Counter()
+    send(queue, 2000)
     try:
         with QueueClient(queue) as client:
 
-            def deliveries(count: int) -> bool:
-                seen.update(m.delivery_count for m in client.poll(500, 0.2))  # never acked
-                return seen[count] >= 300
+            def until(condition):  # the worker polls (never acks) while we wait
+                return lambda: client.poll(500, 0.05) is not None and condition()
 
-            wait_for(lambda: deliveries(2), 60, "the zombie's first redeliveries")
-            os.kill(zombie.pid, signal.SIGSTOP)  # it holds open deliveries, due in 1 s
-            heir = spawn("run_tracker", queue, log=heir_log)
-            wait_for(lambda: deliveries(3), 60, "the heir's redeliveries")
-            committed = _committed(queue)
-            os.kill(zombie.pid, signal.SIGCONT)
-
-            def refused() -> bool:
-                deliveries(3)  # the worker goes on meanwhile
-                return "has a newer owner" in zombie_log.read_text()
-
-            wait_for(refused, 30, "the zombie to try its overdue redeliveries and be fenced")
-            wait_for(lambda: deliveries(5), 60, "the heir going on")
-        assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
+            for round_ in range(8):
+                wait_for(until(lambda: _stats(zombie_log)["in_flight"] > 500), 60, "busy zombie")
+                os.kill(zombie.pid, signal.SIGSTOP)
+                heir_log = tmp_path / f"heir{round_}.log"
+                heir = spawn("run_tracker", queue, log=heir_log)
+                wait_for(until(lambda h=heir_log: _stats(h)["redelivered"] > 0), 60, "the heir")
+                committed, resumed_at = _committed(queue), zombie_log.stat().st_size
+                os.kill(zombie.pid, signal.SIGCONT)
+                wait_for(
+                    until(lambda at=resumed_at: "tracker assigned" in log_since(zombie_log, at)),
+                    60,
+                    "the zombie to rejoin",
+                )
+                assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
+                if "has a newer owner" in zombie_log.read_text():
+                    break
+                kill9(heir)  # the zombie gets everything back, and is caught again
+                heir = None
+            assert "has a newer owner" in zombie_log.read_text(), "never caught mid-redelivery"
     finally:
         kill9(zombie)
         if heir is not None:
@@ -247,6 +258,11 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
         if h.find(r.headers(), h.REDELIVERY_COUNT)
     )
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
+
+
+def _stats(log: Path) -> dict:
+    """The last whole stats line a run_tracker process printed."""
+    return last_json_line(log.with_suffix(".out")) or {"in_flight": 0, "redelivered": 0}
 
 
 def _committed(queue: QueueConfig) -> list[int]:

@@ -1,14 +1,25 @@
-"""A scheduler as its own process, for tests that kill -9 it.
+"""A scheduler as its own process, for tests that kill -9 or pause it.
 
 `python -m tests.scheduler.run_scheduler JSON`
+
+Every 0.1 s it prints a JSON line with how many schedules it holds, how
+many of those are armed (read back, to fire when due) and how many it
+fired, so a test can stop it while it holds work.
 """
 
 import json
 import logging
 import sys
+import time
 
 from kmqadmin.scheduler import Scheduler, SchedulerConfig
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    Scheduler(SchedulerConfig(**json.loads(sys.argv[1]))).run()
+    scheduler = Scheduler(SchedulerConfig(**json.loads(sys.argv[1])))
+    scheduler.start()
+    while True:
+        stats = scheduler.stats()
+        armed = sum(len(s.armed) for s in list(scheduler._states.values()))
+        print(json.dumps({"held": stats.held, "armed": armed, "fired": stats.fired}), flush=True)
+        time.sleep(0.1)

@@ -9,17 +9,19 @@ import sys
 from pathlib import Path
 
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
-from tests.chaos import KILLS, Victim, report
+from tests.chaos import KILLS, Victim, last_json_line, log_since, report
 from tests.process import ROOT, kill9, wait_for
 from tests.scheduler.conftest import fired_ids, in_seconds
 
 
 def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:
+    """stderr to ``log``, the stats lines to ``log`` with suffix ``.out``."""
     fields = {k: v for k, v in dataclasses.asdict(config).items() if k != "kafka_config"}
-    with log.open("ab") as stderr:
+    with log.open("ab") as stderr, log.with_suffix(".out").open("ab") as stdout:
         return subprocess.Popen(
             [sys.executable, "-m", "tests.scheduler.run_scheduler", json.dumps(fields)],
             cwd=ROOT,
+            stdout=stdout,
             stderr=stderr,
         )
 
@@ -75,40 +77,47 @@ def test_kill_9_while_firing_loses_and_doubles_nothing(
 def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
     schedules: SchedulerConfig, target: str, tmp_path: Path
 ) -> None:
-    """The zombie: a scheduler stopped (SIGSTOP) with schedules armed, its
-    partitions taken over by another that fires them, then resumed with
-    them overdue. The new owner's init_transactions fenced its producers,
-    so none of its fires may land: every schedule fires once."""
-    zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
+    """The zombie: a scheduler busy firing (schedules due every few ms) is
+    stopped (SIGSTOP), its partitions taken over by another, then resumed.
+    Caught inside a firing, it goes on with it: the new owner's
+    init_transactions fenced its producers, so none of its fires may land.
+    A pause outside a firing proves nothing (the resumed scheduler hears of
+    the rebalance first), so rounds repeat until it was refused once."""
+    zombie_log = tmp_path / "zombie.log"
     zombie, heir = spawn(schedules, zombie_log), None
-    ids: list[str] = []
+    ids = [f"s{i}" for i in range(6_000)]
     try:
         with ScheduleClient(schedules) as client:
             wait_for(lambda: "scheduler assigned" in zombie_log.read_text(), 60, "the zombie")
-
-            def wave() -> None:
-                for i in range(60):
-                    ids.append(sid := f"s{len(ids)}")
-                    client.schedule(sid, in_seconds(1 + i / 30), target, sid.encode())
-                client.flush()
-
-            wave()
-            wait_for(lambda: fired_ids(schedules, target), 30, "the zombie's first fires")
-            wave()  # due within 3 s: read and armed by the zombie before it stops
-            wait_for(lambda: len(fired_ids(schedules, target)) < len(ids), 5, "unfired ones")
-            os.kill(zombie.pid, signal.SIGSTOP)
-            heir = spawn(schedules, heir_log)
-            wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 60, "the heir")
-            os.kill(zombie.pid, signal.SIGCONT)
-            wait_for(
-                lambda: "has a newer owner" in zombie_log.read_text(),
-                30,
-                "the zombie to try its overdue fires and be fenced",
-            )
-            wave()
-            wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 60, "all of them")
+            for i, sid in enumerate(ids):  # 300 a second for 20 s
+                client.schedule(sid, in_seconds(1 + i / 300), target, sid.encode())
+            client.flush()
+            for round_ in range(8):
+                wait_for(lambda: _stats(zombie_log)["armed"] > 0, 60, "a busy zombie")
+                os.kill(zombie.pid, signal.SIGSTOP)
+                heir_log = tmp_path / f"heir{round_}.log"
+                heir = spawn(schedules, heir_log)
+                wait_for(lambda h=heir_log: _stats(h)["fired"] > 0, 60, "the heir firing")
+                resumed_at = zombie_log.stat().st_size
+                os.kill(zombie.pid, signal.SIGCONT)
+                wait_for(
+                    lambda at=resumed_at: "scheduler assigned" in log_since(zombie_log, at),
+                    60,
+                    "the zombie to rejoin",
+                )
+                if "has a newer owner" in zombie_log.read_text():
+                    break
+                kill9(heir)  # the zombie gets everything back, and is caught again
+                heir = None
+            assert "has a newer owner" in zombie_log.read_text(), "never caught mid-firing"
+            wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 120, "all fired")
     finally:
         kill9(zombie)
         if heir is not None:
             kill9(heir)
     assert {sid: n for sid, n in fired_ids(schedules, target).items() if n > 1} == {}
+
+
+def _stats(log: Path) -> dict:
+    """The last whole stats line a run_scheduler process printed."""
+    return last_json_line(log.with_suffix(".out")) or {"held": 0, "armed": 0, "fired": 0}

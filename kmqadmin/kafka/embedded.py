@@ -224,7 +224,7 @@ class EmbeddedBroker:
                     "away, or set KMQ_DATA_DIR to another folder"
                 )
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = _cluster_id()
         done = subprocess.run(
             [
                 *self._jvm(java),
@@ -272,6 +272,15 @@ class EmbeddedBroker:
             if " ERROR " in line or "Exception" in line
         ]
         return lines[-1].strip() if lines else "no error logged"
+
+
+def _cluster_id() -> str:
+    """A random cluster id as Kafka makes one: URL-safe base64 of a UUID that does
+    not start with "-", which kafka-storage's argument parser would take for an
+    option (one id in 64 did: "argument --cluster-id/-t: expected one argument")."""
+    while (made := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode())[0] == "-":
+        pass
+    return made
 
 
 def _java() -> str:

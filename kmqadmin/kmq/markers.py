@@ -84,9 +84,7 @@ def decode_value(data: bytes | None) -> tuple[MarkerType, int, bytes]:
         raise MarkerError(f"unknown marker type 0x{data[0]:02x}") from None
     if kind in (MarkerType.START, MarkerType.EXTEND):
         if len(data) != 1 + DEADLINE.size:
-            raise MarkerError(
-                f"{kind.name} marker must be 9 bytes (type + int64 deadline), got {len(data)}"
-            )
+            raise MarkerError(f"{kind.name} marker must be 9 bytes (type + int64), got {len(data)}")
         return kind, DEADLINE.unpack_from(data, 1)[0], b""
     if kind is MarkerType.REJECT:
         return kind, 0, data[1:]

@@ -12,7 +12,8 @@ TEST_DATABASE_URL ?= postgres://postgres:$(TEST_PG_PASSWORD)@127.0.0.1:5432/kmqa
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker.
+# Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker,
+# SoftwareMill kmq's Java client for the tests that run it against ours (tests/peers).
 JARS := .jars
 MVN := mvn -q -B
 
@@ -56,16 +57,17 @@ browser:
 	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
 
-# The embedded Apache Kafka and PySpark run on a Java runtime; Maven fetches the jars.
+# The embedded Apache Kafka and PySpark run on a Java runtime; Maven fetches the jars;
+# the tests compile kmq's peer program (jvm/kmq/src) with javac, hence the JDK.
 java:
-	@command -v java >/dev/null || { $(SUDO) apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q openjdk-17-jre-headless; }
+	@command -v java >/dev/null && command -v javac >/dev/null || { $(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q openjdk-17-jdk-headless; }
 
 maven: java
 	@command -v mvn >/dev/null || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
-deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed
+deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/kmq/.installed
 
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)

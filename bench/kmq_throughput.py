@@ -261,8 +261,9 @@ def accuracy(bootstrap: str, drop: float, n: int, timeout_ms: int) -> dict:
         tracker.kill()
     deadlines = {}
     for record in read_topic(bootstrap, config.markers_topic, PARTITIONS):
-        kind, deadline, _ = markers.decode_value(record.value())
+        kind, value, _ = markers.decode_value(record.value())
         if kind is markers.MarkerType.START:
+            deadline = markers.start_deadline(value, record.timestamp()[1])
             deadlines.setdefault(markers.decode_key(record.key()), deadline)
     errors = []
     for record in read_topic(bootstrap, config.topic, PARTITIONS):

@@ -1,7 +1,7 @@
 """QueueClient: consume with per-message acknowledgement (kmq's steps 1-5).
 
 1. poll a batch from the queue topic;
-2. write a start marker per message (deadline = now + message timeout);
+2. write a start marker per message (due a message timeout after it);
 3. wait once, for the whole batch, until the broker has every start marker;
 4. commit the batch's offsets;
 5. hand the messages out; ack/release/reject/extend write markers async.
@@ -54,8 +54,8 @@ class QueueClient:
         records = self._consumer.consume(max_messages, timeout)
         if not records:
             return []
-        deadline = int(time.time() * 1000) + self.config.message_timeout_ms
-        start, pack = markers.start(deadline), markers.KEY.pack
+        # kmq's form: the timeout, which the readers add to the marker's timestamp.
+        start, pack = markers.start(self.config.message_timeout_ms), markers.KEY.pack
         # One produce_batch call per partition: a produce() per marker costs
         # twice as much. (produce_batch ignores a per-message partition.)
         starts: dict[int, list[dict]] = {}

@@ -8,7 +8,7 @@ from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
 from kmqadmin.scheduler.config import SchedulerConfig
 
-from . import names
+from . import markers, names
 from .backoff import Backoff
 
 
@@ -46,8 +46,10 @@ class QueueConfig:
         for name, default in defaults.items():
             if not getattr(self, name):
                 object.__setattr__(self, name, default)
-        if self.message_timeout_ms <= 0:
-            raise ValueError("message_timeout_ms must be positive")
+        if not 0 < self.message_timeout_ms < markers.ABSOLUTE_FROM:
+            raise ValueError(
+                f"message_timeout_ms must be positive and below {markers.ABSOLUTE_FROM}"
+            )
         if self.max_redeliveries < 0:
             raise ValueError("max_redeliveries must be zero or more")
 

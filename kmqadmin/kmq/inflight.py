@@ -157,7 +157,7 @@ class InFlightView:
             return
         entries = self._open.setdefault(partition, {})
         if kind is MarkerType.START:
-            entries[offset] = deadline
+            entries[offset] = markers.start_deadline(deadline, record.timestamp()[1])
         elif kind is MarkerType.END:
             entries.pop(offset, None)
         elif offset in entries:

@@ -210,6 +210,8 @@ def _events(
         except markers.MarkerError:
             continue
         at = record.timestamp()[1]
+        if kind is MarkerType.START:
+            deadline = markers.start_deadline(deadline, at)
         if kind is not MarkerType.END:
             detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
             if deadline:

@@ -1,9 +1,15 @@
 """The marker wire format, byte-compatible with SoftwareMill kmq.
 
 Key: int32 queue partition + int64 queue offset, big-endian (12 bytes).
-Value: one type byte; START and EXTEND carry an int64 big-endian epoch-ms
-deadline; REJECT may carry a UTF-8 reason. kmq reads any value that is not
-START as "end", so our extensions degrade to an ack in kmq's own tracker.
+Value: one type byte; START carries an int64 big-endian message timeout in
+ms, counted from the marker record's own timestamp, as kmq writes it
+(KmqClient: StartMarker(msgTimeoutMs); its tracker: timestamp + value);
+EXTEND carries an int64 epoch-ms deadline; REJECT may carry a UTF-8 reason.
+kmq reads any value that is not START as "end", so our extensions degrade to
+an ack in kmq's own tracker.
+
+kmqadmin once wrote START with an epoch-ms deadline instead; a START value
+at or above ABSOLUTE_FROM is still read that way (start_deadline).
 """
 
 import struct
@@ -11,6 +17,9 @@ from enum import IntEnum
 
 KEY = struct.Struct(">iq")
 DEADLINE = struct.Struct(">q")
+# 10^11 ms: a timeout of over three years, or an epoch-ms time in March 1973.
+# A START value below it is a timeout (kmq's form), at or above it a deadline.
+ABSOLUTE_FROM = 10**11
 
 
 class MarkerType(IntEnum):
@@ -38,8 +47,16 @@ def decode_key(data: bytes | None) -> tuple[int, int]:
     return KEY.unpack(data)
 
 
-def start(deadline_ms: int) -> bytes:
-    return b"\x01" + DEADLINE.pack(deadline_ms)
+def start(timeout_ms: int) -> bytes:
+    """Due ``timeout_ms`` after the marker's timestamp (kmq's form; a value of
+    ABSOLUTE_FROM or more is an epoch-ms deadline instead)."""
+    return b"\x01" + DEADLINE.pack(timeout_ms)
+
+
+def start_deadline(value: int, marker_timestamp: int) -> int:
+    """The epoch-ms deadline of a START marker whose int64 is ``value`` and whose
+    record timestamp is ``marker_timestamp``."""
+    return value if value >= ABSOLUTE_FROM else marker_timestamp + value
 
 
 def extend(deadline_ms: int) -> bytes:
@@ -55,7 +72,10 @@ REDELIVER_NOW = b"\x02"
 
 
 def decode_value(data: bytes | None) -> tuple[MarkerType, int, bytes]:
-    """(type, deadline in epoch ms or 0, trailing payload such as a reject reason)."""
+    """(type, its int64 or 0, trailing payload such as a reject reason).
+
+    The int64 is EXTEND's epoch-ms deadline, and START's timeout: resolve that
+    with start_deadline and the record's timestamp."""
     if not data:
         raise MarkerError("marker value is empty; it must start with a type byte 0x00-0x04")
     try:
@@ -64,9 +84,7 @@ def decode_value(data: bytes | None) -> tuple[MarkerType, int, bytes]:
         raise MarkerError(f"unknown marker type 0x{data[0]:02x}") from None
     if kind in (MarkerType.START, MarkerType.EXTEND):
         if len(data) != 1 + DEADLINE.size:
-            raise MarkerError(
-                f"{kind.name} marker must be 9 bytes (type + int64 deadline), got {len(data)}"
-            )
+            raise MarkerError(f"{kind.name} marker must be 9 bytes (type + int64), got {len(data)}")
         return kind, DEADLINE.unpack_from(data, 1)[0], b""
     if kind is MarkerType.REJECT:
         return kind, 0, data[1:]

@@ -27,7 +27,7 @@ from kmqadmin.scheduler import wire
 from . import headers, markers
 from .config import QueueConfig
 from .copies import Outgoing, next_copy
-from .markers import DEADLINE, KEY, MarkerType
+from .markers import ABSOLUTE_FROM, DEADLINE, KEY, MarkerType
 from .open_set import OpenSet
 from .stats import TrackerStats
 
@@ -151,21 +151,31 @@ class RedeliveryTracker(Service):
                 partition, queue_offset = unpack_key(key)
                 if partition == state.partition:
                     if value[0] == 1 and len(value) == 9:
-                        state.open.start(queue_offset, unpack_deadline(value, 1)[0], offset)
+                        deadline = unpack_deadline(value, 1)[0]
+                        if deadline < ABSOLUTE_FROM:  # kmq's timeout; inlined start_deadline
+                            deadline += record.timestamp()[1]
+                        state.open.start(queue_offset, deadline, offset)
                         continue
                     if value == b"\x00":
                         state.open.end(queue_offset)
                         if state.rejected:
                             state.rejected.pop(queue_offset, None)
                         continue
-            self._apply(state, key, value, offset)
+            self._apply(state, key, value, offset, record.timestamp()[1])
 
     def _apply(
-        self, state: PartitionState, key: bytes | None, value: bytes | None, offset: int
+        self,
+        state: PartitionState,
+        key: bytes | None,
+        value: bytes | None,
+        offset: int,
+        timestamp: int,
     ) -> None:
         try:
             queue_partition, queue_offset = markers.decode_key(key)
             kind, deadline, extra = markers.decode_value(value)
+            if kind is MarkerType.START:
+                deadline = markers.start_deadline(deadline, timestamp)
             if queue_partition != state.partition:
                 raise markers.MarkerError(
                     f"marker for queue partition {queue_partition} on markers partition "

@@ -16,15 +16,25 @@ INT64 = st.integers(-(2**63), 2**63 - 1)
 def test_kmq_vectors() -> None:
     # kmq MarkerKey(partition=3, offset=258): int32 BE + int64 BE
     assert markers.encode_key(3, 258) == bytes.fromhex("000000030000000000000102")
-    # StartMarker(redeliverAfter=1700000000000): 0x01 + int64 BE
-    assert markers.start(1_700_000_000_000) == bytes.fromhex("010000018bcfe56800")
+    # KmqClient's StartMarker(msgTimeoutMs=30000): 0x01 + int64 BE, the timeout
+    assert markers.start(30_000) == bytes.fromhex("010000000000007530")
     assert markers.END == b"\x00"
-    assert markers.decode_value(bytes.fromhex("010000018bcfe56800")) == (
+    assert markers.decode_value(bytes.fromhex("010000000000007530")) == (
         MarkerType.START,
-        1_700_000_000_000,
+        30_000,
         b"",
     )
     assert markers.decode_value(b"\x00") == (MarkerType.END, 0, b"")
+
+
+def test_start_deadline_counts_kmqs_timeout_from_the_marker_timestamp() -> None:
+    # kmq's tracker: marker timestamp + redeliverAfter
+    assert markers.start_deadline(30_000, 1_700_000_000_000) == 1_700_000_030_000
+    assert markers.start_deadline(0, 1_700_000_000_000) == 1_700_000_000_000
+    # what kmqadmin wrote before: an epoch-ms deadline, read as such
+    assert markers.start_deadline(1_700_000_030_000, 1_700_000_000_000) == 1_700_000_030_000
+    assert markers.start_deadline(markers.ABSOLUTE_FROM, 5) == markers.ABSOLUTE_FROM
+    assert markers.start_deadline(markers.ABSOLUTE_FROM - 1, 5) == markers.ABSOLUTE_FROM + 4
 
 
 @given(INT32, INT64)

@@ -8,11 +8,16 @@ the same figures a short one asserts.
 import json
 import os
 import random
+import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from confluent_kafka import IsolationLevel, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from kmqadmin.kafka.topics import admin_client
 from tests.process import kill9
 
 KILLS = int(os.environ.get("KMQ_CHAOS_KILLS", "20"))
@@ -84,3 +89,45 @@ def log_since(log: Path, position: int) -> str:
     with log.open("rb") as f:
         f.seek(position)
         return f.read().decode(errors="replace")
+
+
+def open_transaction(admin: AdminClient, topic: str, partitions: int) -> bool:
+    """Whether some transaction on ``topic`` is open: its last stable offset
+    (what read_committed readers may read up to) is short of its end."""
+    latest = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
+    ends = {}
+    for level in (IsolationLevel.READ_COMMITTED, IsolationLevel.READ_UNCOMMITTED):
+        answers = admin.list_offsets(latest, isolation_level=level, request_timeout=5)
+        ends[level] = {tp.partition: f.result().offset for tp, f in answers.items()}
+    return ends[IsolationLevel.READ_COMMITTED] != ends[IsolationLevel.READ_UNCOMMITTED]
+
+
+def pause_mid_transaction(
+    process: subprocess.Popen, bootstrap: str, topic: str, partitions: int, timeout: float = 60
+) -> None:
+    """SIGSTOP ``process`` while a transaction of its on ``topic`` is open,
+    checked again once it is stopped: a zombie caught there goes on with
+    that transaction when resumed, which is what fencing must refuse. A
+    process stopped anywhere else hears of the rebalance first and tests
+    nothing."""
+    admin = admin_client(bootstrap)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if open_transaction(admin, topic, partitions):
+            os.kill(process.pid, signal.SIGSTOP)
+            if _stays_open(admin, topic, partitions):
+                return
+            os.kill(process.pid, signal.SIGCONT)
+    raise AssertionError(f"no open transaction on {topic} to stop the process in")
+
+
+def _stays_open(admin: AdminClient, topic: str, partitions: int) -> bool:
+    """Open on three looks over 0.2 s: a process stopped just after sending
+    its commit would see that commit complete (the broker needs no more of
+    it), and go on as if never paused. Not a wait for a condition: the stopped
+    process can change nothing, so the look spans a fixed time."""
+    for _ in range(3):
+        if not open_transaction(admin, topic, partitions):
+            return False
+        time.sleep(0.1)
+    return open_transaction(admin, topic, partitions)

@@ -14,9 +14,20 @@ import time
 
 from confluent_kafka import KafkaError, KafkaException
 
+# A newer owner's init_transactions fenced the producer, or the group moved on
+# (KIP-447: an offset commit from a stale generation is refused).
+_OWNERSHIP_LOST = {
+    KafkaError._FENCED,
+    KafkaError.ILLEGAL_GENERATION,
+    KafkaError.UNKNOWN_MEMBER_ID,
+    KafkaError.FENCED_INSTANCE_ID,
+    KafkaError.REBALANCE_IN_PROGRESS,
+}
+
 
 def is_fenced(exc: KafkaException) -> bool:
-    return exc.args[0].code() == KafkaError._FENCED
+    """Whether ``exc`` says the partition has a newer owner."""
+    return exc.args[0].code() in _OWNERSHIP_LOST
 
 
 class FencedPartitions:

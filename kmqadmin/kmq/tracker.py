@@ -288,7 +288,9 @@ class RedeliveryTracker(Service):
             producer.commit_transaction()
         except KafkaException as exc:
             if is_fenced(exc):
-                log.warning("partition %d has a newer owner; dropping it", p)
+                log.warning("partition %d has a newer owner (%s); dropping it", p, exc)
+                with contextlib.suppress(KafkaException):
+                    producer.abort_transaction(5)
                 self._drop([TopicPartition(config.markers_topic, p)])
                 self._fenced.add(p)
                 return
@@ -354,8 +356,8 @@ class RedeliveryTracker(Service):
         """
         assert self._consumer is not None
         p = state.partition
-        state.producer.flush(5)
         try:
+            state.producer.flush(5)
             state.producer.abort_transaction(10)
         except KafkaException as exc:
             log.warning("abort on partition %d: %s", p, exc)
@@ -406,9 +408,6 @@ class RedeliveryTracker(Service):
     def _new_state(self, partition: int) -> PartitionState:
         assert self._consumer is not None
         tp = TopicPartition(self.config.markers_topic, partition)
-        low, _ = self._consumer.get_watermark_offsets(tp, timeout=10)
-        committed = self._consumer.committed([tp], timeout=10)[0].offset
-        start = committed if committed >= 0 else low
         producer = Producer(
             producer_config(
                 self.config.bootstrap_servers,
@@ -416,7 +415,13 @@ class RedeliveryTracker(Service):
                 extra=self.config.kafka_config,
             )
         )
-        producer.init_transactions(30)  # fences the previous owner, aborts its open txn
+        # Fences the previous owner and aborts its open transaction, first: an
+        # offset it sent in that transaction keeps committed() waiting
+        # (KIP-447 stable offsets) until the transaction ends.
+        producer.init_transactions(30)
+        low, _ = self._consumer.get_watermark_offsets(tp, timeout=10)
+        committed = self._consumer.committed([tp], timeout=10)[0].offset
+        start = committed if committed >= 0 else low
         # An end marker for offset -1: no tracker (kmq's included) can take it
         # for a message.
         barrier_key = markers.encode_key(partition, -1)

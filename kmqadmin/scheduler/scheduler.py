@@ -283,7 +283,9 @@ class Scheduler(Service):
         anything fires again."""
         state, error = firing.state, exc.args[0]
         if is_fenced(exc):
-            log.warning("partition %d has a newer owner; dropping it", state.partition)
+            log.warning("partition %d has a newer owner (%s); dropping it", state.partition, error)
+            with contextlib.suppress(KafkaException):
+                state.producer.abort_transaction(5)
             self._drop(self._consumer, [TopicPartition(self.config.topic, state.partition)])
             self._fenced.add(state.partition)
             return

@@ -17,7 +17,7 @@ from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
-from tests.chaos import KILLS, Victim, last_json_line, log_since, report
+from tests.chaos import KILLS, Victim, last_json_line, pause_mid_transaction, report
 from tests.kmq.conftest import read_all
 from tests.kmq.test_queue import poll_until, send
 from tests.process import ROOT, kill9, wait_for
@@ -211,15 +211,13 @@ def test_tracker_started_before_its_topics_recovers_once_they_exist(
 def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
     queue: QueueConfig, tmp_path: Path
 ) -> None:
-    """The zombie: a tracker busy redelivering is stopped (SIGSTOP), its
-    partitions taken over by another, then resumed. Caught inside a
-    redelivery, it goes on with it: its producers were fenced by the new
-    owner's init_transactions and its group generation is stale, so no copy
-    and no offset commit of its may land. A pause that lands outside a
-    redelivery proves nothing (the resumed tracker hears of the rebalance
-    first), so rounds repeat until the zombie was refused at least once."""
+    """The zombie: a tracker stopped (SIGSTOP) inside a redelivery transaction,
+    its partitions taken over by another, then resumed: it goes on with that
+    transaction. Its producer was fenced by the new owner's init_transactions
+    and its group generation is stale, so no copy and no offset commit of its
+    may land: every (kmq-id, attempt) is copied once."""
     queue = dataclasses.replace(queue, message_timeout_ms=500, max_redeliveries=1000)
-    zombie_log = tmp_path / "zombie.log"
+    zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
     zombie = spawn("run_tracker", queue, log=zombie_log)
     heir = None
     send(queue, 2000)
@@ -229,25 +227,18 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
             def until(condition):  # the worker polls (never acks) while we wait
                 return lambda: client.poll(500, 0.05) is not None and condition()
 
-            for round_ in range(8):
-                wait_for(until(lambda: _stats(zombie_log)["in_flight"] > 500), 60, "busy zombie")
-                os.kill(zombie.pid, signal.SIGSTOP)
-                heir_log = tmp_path / f"heir{round_}.log"
-                heir = spawn("run_tracker", queue, log=heir_log)
-                wait_for(until(lambda h=heir_log: _stats(h)["redelivered"] > 0), 60, "the heir")
-                committed, resumed_at = _committed(queue), zombie_log.stat().st_size
-                os.kill(zombie.pid, signal.SIGCONT)
-                wait_for(
-                    until(lambda at=resumed_at: "tracker assigned" in log_since(zombie_log, at)),
-                    60,
-                    "the zombie to rejoin",
-                )
-                assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
-                if "has a newer owner" in zombie_log.read_text():
-                    break
-                kill9(heir)  # the zombie gets everything back, and is caught again
-                heir = None
-            assert "has a newer owner" in zombie_log.read_text(), "never caught mid-redelivery"
+            wait_for(until(lambda: _stats(zombie_log)["redelivered"] > 2000), 60, "busy zombie")
+            pause_mid_transaction(zombie, queue.bootstrap_servers, queue.markers_topic, 3)
+            heir = spawn("run_tracker", queue, log=heir_log)
+            wait_for(until(lambda: _stats(heir_log)["redelivered"] > 0), 60, "the heir")
+            committed = _committed(queue)
+            os.kill(zombie.pid, signal.SIGCONT)
+            wait_for(
+                until(lambda: "has a newer owner" in zombie_log.read_text()),
+                30,
+                "the zombie to go on with its transaction and be fenced",
+            )
+            assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
     finally:
         kill9(zombie)
         if heir is not None:

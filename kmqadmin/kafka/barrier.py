@@ -2,11 +2,19 @@
 
 A new owner must not act (redeliver, fire) before it has read every record
 written before it took the partition over, or it acts on stale state (kmq
-issue #158 is exactly that). Kafka's high watermark would say where the end
-is, but some Kafka-protocol brokers (Tansu) report a partition's end as its
-last batch's base offset + 1. So the owner writes a no-op record of its own,
-after ``init_transactions`` has fenced the previous owner, and is caught up
-once it reads that record back.
+issue #158 is exactly that). So the owner writes a no-op record of its own,
+in a transaction, right after ``init_transactions`` has fenced the previous
+owner, and is caught up once it reads that record back.
+
+That read-back is the proof on Apache Kafka too: ``init_transactions``
+resolved the previous owner's open transaction (aborted, or a commit it had
+begun completed) before it returned, so every record written before the
+barrier sits at a lower offset and is decided, and a ``read_committed``
+reader is handed the barrier only after everything before it. It relies
+only on the order of one partition's log, not on what an end offset means
+(high watermark or last stable offset, which depends on the asker's
+isolation level and on transactions still being resolved). It costs one
+record per assignment.
 """
 
 from confluent_kafka import KafkaException, Producer

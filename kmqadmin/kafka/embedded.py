@@ -78,6 +78,15 @@ def port_in_use(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+def _cluster_id() -> str:
+    """A random cluster id as Kafka makes them: URL-safe base64 of a UUID, never
+    starting with "-" (the storage tool would take it for an option)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not found.startswith("-"):
+            return found
+
+
 def _die_with_parent() -> None:
     """Runs in the child: a kill -9 of our process must not leave the broker behind."""
     with contextlib.suppress(OSError, AttributeError):
@@ -232,7 +241,7 @@ class EmbeddedBroker:
                     "away, or set KMQ_DATA_DIR to another folder"
                 )
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = _cluster_id()
         done = subprocess.run(
             [
                 *self._jvm(java),

@@ -18,12 +18,11 @@ def read_topic(
 ) -> list[KafkaMessage]:
     """Every committed record of ``topic`` from the start to its end as of now.
 
-    Reads until each partition's position passes the end reported at the
-    start, then on until a fetch brings nothing: some brokers (Tansu) report
-    a partition's end as its last batch's base offset + 1, short of the real
-    end, and the rest of that batch comes with later fetches (a live topic
-    never goes quiet, so at most 20 of them). For tests, benchmarks and small
-    topics; pages of big topics must seek, never read it all.
+    Reads until each partition's position reaches the end reported at the
+    start: a read_committed consumer is told the last stable offset, and its
+    position moves past transaction markers and aborted records. For tests,
+    benchmarks and small topics; pages of big topics must seek, never read
+    it all.
     """
     consumer = Consumer(consumer_config(bootstrap_servers, f"snapshot-{uuid.uuid4().hex}", extra))
     tps = [TopicPartition(topic, p) for p in range(partitions)]
@@ -35,11 +34,6 @@ def read_topic(
             records.extend(r for r in consumer.consume(2000, 0.5) if r.error() is None)
             positions = [max(tp.offset, 0) for tp in consumer.position(tps)]
             if all(p >= e for p, e in zip(positions, ends, strict=True)):
-                for _ in range(20):  # bounded: a live topic never goes quiet
-                    tail = [r for r in consumer.consume(2000, 0.5) if r.error() is None]
-                    if not tail:
-                        break
-                    records.extend(tail)
                 return records
     finally:
         consumer.close()

@@ -17,6 +17,7 @@ from confluent_kafka import Message as KafkaMessage
 from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.stretch import Stretch
 from kmqadmin.kafka.topics import topic_partitions
 
 from . import headers
@@ -112,8 +113,13 @@ class DeadLetters:
     ) -> Page:
         """Up to ``limit`` letters of ``partition`` that ``match``, from
         ``start``, or from the first at or after ``match.since_ms`` (found with
-        offsets_for_times), or from the beginning. ``since_ms`` is checked
-        per record too: some brokers (Tansu) answer offset 0 for any time."""
+        offsets_for_times, KIP-33), or from the beginning.
+
+        Every letter before that seek is older than ``since_ms``, but not
+        every one after it is newer: a letter keeps the timestamp of the
+        copy it was (its producer's CreateTime), and messages reach the DLQ
+        in the order they fail, not the order they were produced. So
+        ``match`` checks ``since_ms`` per record too, on any Kafka."""
         topic = self.config.dlq_topic
         with self._lock:
             low, high = self._consumer.get_watermark_offsets(
@@ -170,28 +176,17 @@ class DeadLetters:
         limit: int,
         match: LetterFilter,
     ) -> Page:
-        """Reads until the page is full, the budget spent, or the partition
-        ends. Past the reported end it only waits briefly: some brokers
-        (Tansu) report the end short of the last batch's records."""
+        """Reads until the page is full, the budget spent, or the partition's
+        end as the page began (``high``): letters written since are left to
+        a later read."""
         tp = TopicPartition(self.config.dlq_topic, partition, offset)
-        self._consumer.assign([tp])
         letters: list[KafkaMessage] = []
-        position, budget = offset, limit * SCAN_FACTOR
-        try:
-            while len(letters) < limit and budget > 0:
-                records = self._consumer.consume(
-                    min(budget, 500), 0.05 if position >= high else 0.5
-                )
-                if not records:
-                    return Page(letters, None)
+        with Stretch(self._consumer, tp, high, limit * SCAN_FACTOR) as stretch:
+            for records in stretch:
                 for record in records:
-                    if record.error() is not None:
-                        continue
-                    position, budget = record.offset() + 1, budget - 1
                     if match(record):
                         letters.append(record)
                         if len(letters) == limit:
-                            break
-        finally:
-            self._consumer.unassign()
-        return Page(letters, position)
+                            after = record.offset() + 1
+                            return Page(letters, None if after >= high else after)
+        return Page(letters, None if stretch.reached_end else stretch.position)

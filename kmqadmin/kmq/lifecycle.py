@@ -20,6 +20,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.stretch import Stretch
 from kmqadmin.kafka.topics import topic_partitions
 
 from . import headers, markers
@@ -146,12 +147,13 @@ class LifecycleFinder:
         return found
 
     def _offset_at(self, topic: str, partition: int, since_ms: int) -> int:
-        """The first offset at or after ``since_ms``, or the partition's start."""
+        """The first offset at or after ``since_ms``, or the partition's end
+        when no record is that late (nothing there concerns the story)."""
         tp = TopicPartition(topic, partition, since_ms)
         found = self._consumer.offsets_for_times([tp], timeout=10)[0].offset
         if found >= 0:
             return found
-        return self._consumer.get_watermark_offsets(tp, timeout=10)[0]
+        return self._consumer.get_watermark_offsets(tp, timeout=10)[1]
 
     def _window(
         self,
@@ -163,25 +165,13 @@ class LifecycleFinder:
         found: list[KafkaMessage],
     ) -> bool:
         """Reads up to ``budget`` records from ``start``; True if it reached the
-        partition's end. Past the reported end it waits only briefly: some
-        brokers (Tansu) report the end short of the last batch's records."""
+        partition's end as the read began."""
         tp = TopicPartition(topic, partition, start)
         high = self._consumer.get_watermark_offsets(tp, timeout=10)[1]
-        self._consumer.assign([tp])
-        position = start
-        try:
-            while budget > 0:
-                records = self._consumer.consume(min(budget, 1000), 0.05 if position >= high else 1)
-                if not records:
-                    return True
-                for record in records:
-                    if record.error() is None:
-                        position, budget = record.offset() + 1, budget - 1
-                        if keep(record):
-                            found.append(record)
-            return position >= high
-        finally:
-            self._consumer.unassign()
+        with Stretch(self._consumer, tp, high, budget, batch=1000) as stretch:
+            for records in stretch:
+                found.extend(r for r in records if keep(r))
+        return stretch.reached_end
 
 
 def _events(

@@ -2,9 +2,10 @@
 
 Replay sends a range of a queue partition again, as fresh messages (kmq-id
 kept, delivery count reset), while the workers run: nothing about the
-group changes. The range is given by offsets, or by time, found with
-offsets_for_times (KIP-33); records are checked against the times too,
-since some brokers (Tansu) answer offset 0 for any time.
+group changes. The range is given by offsets, or by time: from the first
+record at or after ``since`` to the first at or after ``until``, both found
+with offsets_for_times (KIP-33), as Kafka's own tools turn times into
+offsets. Only that range is read.
 
 Purge moves the workers' group to the end of every partition and acks what
 is in flight. Kafka moves only an empty group's offsets, so the workers
@@ -19,6 +20,7 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.stretch import Stretch
 from kmqadmin.kafka.topics import admin_client, topic_partitions
 
 from .config import QueueConfig
@@ -31,23 +33,15 @@ BATCH = 1000
 
 @dataclass(frozen=True)
 class Span:
-    """Offsets [start, end) of a partition, and the times records must fall in."""
+    """Offsets [start, end) of a partition."""
 
     partition: int
     start: int
     end: int
-    since_ms: int | None = None
-    until_ms: int | None = None
 
     @property
     def size(self) -> int:
         return max(0, self.end - self.start)
-
-    def wants(self, record: KafkaMessage) -> bool:
-        at = record.timestamp()[1]
-        return (self.since_ms is None or at >= self.since_ms) and (
-            self.until_ms is None or at < self.until_ms
-        )
 
 
 class Replayer:
@@ -70,18 +64,19 @@ class Replayer:
         since_ms: int | None = None,
         until_ms: int | None = None,
     ) -> list[Span]:
-        """The spans to replay: one partition or all, by offsets or by time."""
+        """The spans to replay: one partition or all, by offsets or by time.
+
+        Each ends at most at the partition's end now, pinned before the
+        replay adds to it (its copies may land on the same partition)."""
         topic = self.config.topic
         partitions = topic_partitions(self._consumer, topic)
         chosen = partitions if partition is None else [p for p in partitions if p == partition]
         spans = []
         for p in chosen:
             low, high = self._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            first = max(low, start if start is not None else self._at(p, since_ms, low))
-            last = end if end is not None else self._at(p, until_ms, None)
-            if last is None:
-                last = self._end(p, high)
-            spans.append(Span(p, first, last, since_ms, until_ms))
+            first = start if start is not None else self._at(p, since_ms, low, high)
+            last = end if end is not None else self._at(p, until_ms, high, high)
+            spans.append(Span(p, max(first, low), min(last, high)))
         return spans
 
     def replay(self, span: Span) -> Iterator[tuple[int, int]]:
@@ -96,49 +91,24 @@ class Replayer:
     def close(self) -> None:
         self._consumer.close()
 
-    def _at(self, partition: int, ms: int | None, default: int | None) -> int | None:
+    def _at(self, partition: int, ms: int | None, default: int, high: int) -> int:
+        """The first offset at or after ``ms``; ``high`` when no record is
+        that late, ``default`` without a time."""
         if ms is None:
             return default
         tp = TopicPartition(self.config.topic, partition, ms)
         found = self._consumer.offsets_for_times([tp], timeout=10)[0].offset
-        return default if found < 0 else found
-
-    def _end(self, partition: int, high: int) -> int:
-        """The partition's end now, pinned before the replay adds to it (its
-        copies may land on the same partition). Read off the last records:
-        some brokers (Tansu) report the end short of the last batch's."""
-        self._consumer.assign([TopicPartition(self.config.topic, partition, max(high - 1, 0))])
-        try:
-            end = high
-            while batch := self._consumer.consume(BATCH, 0.2):
-                end = max([end] + [r.offset() + 1 for r in batch if r.error() is None])
-            return end
-        finally:
-            self._consumer.unassign()
+        return high if found < 0 else found
 
     def _read(self, span: Span) -> Iterator[tuple[int, list[KafkaMessage]]]:
+        """The span's records in batches, with the position after each; a
+        read never asks for records past the span's end."""
         if span.start >= span.end:
             return
-        self._consumer.assign([TopicPartition(self.config.topic, span.partition, span.start)])
-        try:
-            position = span.start
-            while position < span.end:
-                batch = self._consumer.consume(BATCH, 1.0)
-                if not batch:
-                    return  # the rest is transaction markers or gone
-                kept = []
-                for record in batch:
-                    if record.error() is not None:
-                        continue
-                    if record.offset() >= span.end:
-                        position = span.end
-                        break
-                    position = record.offset() + 1
-                    if span.wants(record):
-                        kept.append(record)
-                yield position, kept
-        finally:
-            self._consumer.unassign()
+        tp = TopicPartition(self.config.topic, span.partition, span.start)
+        with Stretch(self._consumer, tp, span.end, batch=BATCH) as stretch:
+            for records in stretch:
+                yield stretch.position, records
 
 
 def purge(config: QueueConfig) -> dict:

@@ -2,9 +2,12 @@
 
 import time
 
-from kmqadmin.kmq import InFlightView, QueueClient, QueueConfig, QueueGauges
+import pytest
+
+from kmqadmin.kmq import InFlightView, QueueClient, QueueConfig, QueueGauges, replay
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.replay import Replayer, purge
+from tests.kmq.conftest import count_reads, fill
 from tests.kmq.test_queue import poll_until, send
 from tests.process import wait_for
 
@@ -54,3 +57,28 @@ def test_purge_moves_the_group_past_everything_and_acks_what_is_in_flight(
     finally:
         gauges.close()
         view.close()
+
+
+def test_replay_by_time_reads_only_the_records_in_the_window(
+    queue: QueueConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    since = int(time.time() * 1000) - 600_000
+    until = since + 300_000
+    fill(
+        queue,
+        queue.topic,
+        [
+            *((b"before %d" % i, since - 3_600_000 + i) for i in range(100_000)),
+            *((b"in %d" % i, since + i) for i in range(50)),
+            *((b"after %d" % i, until + i) for i in range(1000)),
+        ],
+    )
+    handed = count_reads(monkeypatch, replay)
+    replayer = Replayer(queue)
+    try:
+        [span] = replayer.spans(partition=0, since_ms=since, until_ms=until)
+        assert (span.start, span.end) == (100_000, 100_050)
+        assert list(replayer.replay(span))[-1][1] == 50
+    finally:
+        replayer.close()
+    assert sorted(o for _, _, o in handed) == list(range(100_000, 100_050))

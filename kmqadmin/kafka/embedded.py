@@ -79,8 +79,8 @@ def port_in_use(host: str, port: int) -> bool:
 
 
 def _cluster_id() -> str:
-    """A random cluster id as Kafka makes them: URL-safe base64 of a UUID, never
-    starting with "-" (the storage tool would take it for an option)."""
+    """A random cluster id as Kafka's Uuid.randomUuid makes one: URL-safe base64
+    of a UUID, never starting with "-" (a command line would take it for an option)."""
     while True:
         found = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         if not found.startswith("-"):
@@ -247,7 +247,7 @@ class EmbeddedBroker:
                 *self._jvm(java),
                 "kafka.tools.StorageTool",
                 "format",
-                f"--cluster-id={cluster_id}",  # an id may start with "-"
+                f"--cluster-id={cluster_id}",
                 "-c",
                 str(config),
             ],

@@ -4,8 +4,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic, OffsetSpec
 
 from .config import client_config
 from .errors import BrokerUnavailable, TopicMissing
@@ -84,20 +84,27 @@ def ensure_topics(
 
 
 def _wait_led(admin: AdminClient, topics: list[str], timeout: float) -> None:
-    """Kafka answers CreateTopics before every partition has a leader in the
-    metadata the clients see; a client used at once would fail with
-    LEADER_NOT_AVAILABLE. Returns once every partition has one."""
+    """Kafka answers CreateTopics before every partition's leader serves it: a
+    client used at once can get LEADER_NOT_AVAILABLE or NOT_LEADER_FOR_PARTITION.
+    Returns once every new partition answers an offsets query."""
     deadline = time.monotonic() + timeout
-    while True:
-        metadata = cluster_metadata("", timeout, admin).topics
-        if all(
-            (meta := metadata.get(name)) is not None
-            and meta.error is None
-            and meta.partitions
-            and all(p.leader >= 0 for p in meta.partitions.values())
-            for name in topics
-        ):
-            return
+    while not _all_served(admin, topics):
         if time.monotonic() >= deadline:
-            raise KafkaException(f"topics {topics} have no leader {timeout} s after creation")
+            raise KafkaException(f"topics {topics} not served {timeout} s after creation")
         time.sleep(0.05)
+
+
+def _all_served(admin: AdminClient, topics: list[str]) -> bool:
+    metadata = cluster_metadata("", 5.0, admin).topics
+    wanted = {}
+    for name in topics:
+        meta = metadata.get(name)
+        if meta is None or meta.error is not None or not meta.partitions:
+            return False
+        wanted.update({TopicPartition(name, p): OffsetSpec.latest() for p in meta.partitions})
+    try:
+        for future in admin.list_offsets(wanted, request_timeout=5).values():
+            future.result()
+    except KafkaException:
+        return False
+    return True

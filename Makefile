@@ -10,7 +10,8 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kmqadmin
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
-# Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker.
+# Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker, and
+# Spark's Kafka source for the pipeline's local session.
 JARS := .jars
 MVN := mvn -q -B
 
@@ -53,7 +54,7 @@ maven: java
 	@command -v mvn >/dev/null || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
-deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed
+deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/spark/.installed
 
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)

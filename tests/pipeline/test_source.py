@@ -1,6 +1,11 @@
-"""The kmq_kafka data source against the real broker, and how a job picks its source."""
+"""The kmq_kafka data source against the real broker and against Spark's own
+Kafka source, and how a job picks its source."""
 
 import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -10,6 +15,9 @@ from pyspark.sql.utils import AnalysisException
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.session import NAME, SPARK_KAFKA, has_spark_kafka, kafka_format
+from tests.process import ROOT, env
+
+from . import scenario
 
 
 def _fill(kafka: EmbeddedBroker, topic: str, n: int) -> None:
@@ -21,8 +29,12 @@ def _fill(kafka: EmbeddedBroker, topic: str, n: int) -> None:
     producer.flush(10)
 
 
-def _read(spark: SparkSession, kafka: EmbeddedBroker, topic: str, **options: str):
-    reader = spark.read.format(kafka_format(spark, "python")).options(
+def _read(
+    spark: SparkSession, kafka: EmbeddedBroker, topic: str, source: str = "python", **options: str
+):
+    if source == "spark":
+        options = {"includeHeaders": "true", **options}
+    reader = spark.read.format(kafka_format(spark, source)).options(
         **{"kafka.bootstrap.servers": kafka.bootstrap_servers, "subscribe": topic, **options}
     )
     return reader.load()
@@ -73,9 +85,60 @@ def test_missing_options_are_named(spark: SparkSession, kafka: EmbeddedBroker) -
         _read(spark, kafka, "gone").collect()
 
 
+def test_both_sources_read_the_same_records_with_the_same_columns(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics
+) -> None:
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+    scenario.write(kafka.bootstrap_servers, queue, 2)
+    topics = f"{queue.queue},{queue.markers},{queue.dlq}"
+
+    read = {source: _read(spark, kafka, topics, source) for source in ("spark", "python")}
+
+    assert read["spark"].schema == read["python"].schema
+    rows = {s: sorted(map(tuple, frame.collect()), key=repr) for s, frame in read.items()}
+    assert len(rows["spark"]) == 10 + 21 + 1  # queue, markers, DLQ
+    assert rows["spark"] == rows["python"]
+
+
 def test_the_source_is_chosen_by_configuration(spark: SparkSession) -> None:
-    # No spark-sql-kafka jar here (Maven is out of reach): auto falls back to ours.
-    assert not has_spark_kafka(spark)
-    assert kafka_format(spark, "auto") == NAME
-    assert kafka_format(spark, "python") == NAME
+    # `make deps` puts spark-sql-kafka in .jars/spark, and the session loads it.
+    assert has_spark_kafka(spark)
+    assert kafka_format(spark, "auto") == SPARK_KAFKA
     assert kafka_format(spark, "spark") == SPARK_KAFKA
+    assert kafka_format(spark, "python") == NAME
+
+
+_WITHOUT_JARS = textwrap.dedent(
+    """
+    from kmqadmin.pipeline.session import SparkKafkaMissing, kafka_format, spark_session
+
+    spark = spark_session("local[1]", "kmqadmin-no-jars")
+    try:
+        print("auto:", kafka_format(spark, "auto"))
+        try:
+            kafka_format(spark, "spark")
+        except SparkKafkaMissing as exc:
+            print("spark:", exc)
+    finally:
+        spark.stop()
+    """
+)
+
+
+def test_without_the_jar_folder_auto_reads_with_ours_and_spark_names_make_deps(
+    tmp_path: Path,
+) -> None:
+    # A session of its own: one process's JVM keeps the classpath it started with.
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_JARS],
+        cwd=ROOT,
+        env=env(KMQ_SPARK_JARS=str(tmp_path / "absent")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"auto: {NAME}" in lines
+    assert any(line.startswith("spark: ") and "`make deps`" in line for line in lines), lines

@@ -11,6 +11,10 @@ from .source import NAME, KafkaSource
 # Spark's own source, when the spark-sql-kafka jar is on the classpath.
 SPARK_KAFKA = "kafka"
 _PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+# What Spark's source must be told to read what ours reads: the headers, and
+# no records of aborted or still open transactions (read_committed, as every
+# queue consumer reads; ours gets it from kafka.config.consumer_config).
+SPARK_KAFKA_OPTIONS = {"includeHeaders": "true", "kafka.isolation.level": "read_committed"}
 # Spark's Kafka source and what it needs beyond pyspark's jars (jvm/spark/pom.xml,
 # fetched by `make deps`); KMQ_SPARK_JARS names another folder.
 DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars" / "spark"

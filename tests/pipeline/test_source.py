@@ -14,15 +14,21 @@ from pyspark.sql.utils import AnalysisException
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
-from kmqadmin.pipeline.session import NAME, SPARK_KAFKA, has_spark_kafka, kafka_format
+from kmqadmin.pipeline.session import (
+    NAME,
+    SPARK_KAFKA,
+    SPARK_KAFKA_OPTIONS,
+    has_spark_kafka,
+    kafka_format,
+)
 from tests.process import ROOT, env
 
 from . import scenario
 
 
 def _fill(kafka: EmbeddedBroker, topic: str, n: int) -> None:
-    """``n`` records in as few batches as the producer makes: the broker's
-    reported end may then stop short of the last batch's records."""
+    """``n`` records in as few batches as the producer makes: a range ends
+    inside a batch."""
     producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 50})
     for i in range(n):
         producer.produce(topic, value=b"%d" % i, partition=0, headers=[("n", b"%d" % i)])
@@ -33,7 +39,7 @@ def _read(
     spark: SparkSession, kafka: EmbeddedBroker, topic: str, source: str = "python", **options: str
 ):
     if source == "spark":
-        options = {"includeHeaders": "true", **options}
+        options = SPARK_KAFKA_OPTIONS | options
     reader = spark.read.format(kafka_format(spark, source)).options(
         **{"kafka.bootstrap.servers": kafka.bootstrap_servers, "subscribe": topic, **options}
     )
@@ -98,6 +104,48 @@ def test_both_sources_read_the_same_records_with_the_same_columns(
     rows = {s: sorted(map(tuple, frame.collect()), key=repr) for s, frame in read.items()}
     assert len(rows["spark"]) == 10 + 21 + 1  # queue, markers, DLQ
     assert rows["spark"] == rows["python"]
+
+
+def test_both_sources_read_committed_records_only_and_stop_at_an_open_transaction(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics
+) -> None:
+    plain = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 0})
+    txn = Producer({"bootstrap.servers": kafka.bootstrap_servers, "transactional.id": queue.queue})
+    txn.init_transactions(10)
+
+    def transaction(values: list[bytes], commit: bool | None) -> None:
+        txn.begin_transaction()
+        for value in values:
+            txn.produce(queue.queue, value=value, partition=0)
+        txn.flush(10)
+        if commit is not None:
+            (txn.commit_transaction if commit else txn.abort_transaction)(10)
+
+    def send(value: bytes) -> None:
+        plain.produce(queue.queue, value=value, partition=0)
+        plain.flush(10)
+
+    # Offsets vary: a transaction's marker is written after commit returns (KIP-890).
+    send(b"a")
+    transaction([b"aborted-1", b"aborted-2"], commit=False)
+    transaction([b"b", b"c"], commit=True)
+    send(b"d")
+    transaction([b"aborted-3"], commit=False)
+    transaction([b"e"], commit=True)
+    transaction([b"open"], commit=None)  # still open: the read ends before it
+    try:
+        read = {
+            source: [
+                (r["offset"], r["value"])
+                for r in _read(spark, kafka, queue.queue, source).orderBy("offset").collect()
+            ]
+            for source in ("spark", "python")
+        }
+    finally:
+        txn.abort_transaction(10)
+
+    assert [value for _, value in read["python"]] == [b"a", b"b", b"c", b"d", b"e"]
+    assert read["spark"] == read["python"]
 
 
 def test_the_source_is_chosen_by_configuration(spark: SparkSession) -> None:

@@ -224,7 +224,10 @@ class EmbeddedBroker:
                     "away, or set KMQ_DATA_DIR to another folder"
                 )
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = "-"
+        # Kafka's own Uuid.randomUuid() rule: one with a leading "-" reads as an option.
+        while cluster_id.startswith("-"):
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         done = subprocess.run(
             [
                 *self._jvm(java),

@@ -13,7 +13,8 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 VENDOR := static/vendor
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker,
-# SoftwareMill kmq's Java client for the tests that run it against ours (tests/peers).
+# Spark's Kafka source for the pipeline's local session, and SoftwareMill kmq's
+# Java client for the tests that run it against ours (tests/peers).
 JARS := .jars
 MVN := mvn -q -B
 
@@ -67,7 +68,8 @@ maven: java
 	@command -v mvn >/dev/null || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
-deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/kmq/.installed
+deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/spark/.installed \
+	$(JARS)/kmq/.installed
 
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)

@@ -20,7 +20,7 @@ from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 
 from .events import QueueTopics, events, topics
 from .lifecycle import analyse, partition_columns, skipped_markers
-from .session import SPARK_KAFKA, kafka_format
+from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
 
 HOUR_MS = 3_600_000
 PARTITIONS = ["queue", "date", "hour"]
@@ -132,18 +132,18 @@ class AnalyticsJob:
             minutes.unpersist()
 
     def _kafka[R: (DataFrameReader, DataStreamReader)](self, reader: R) -> R:
-        """The same options for either source; Spark's also needs to be asked for headers."""
-        options = {f"kafka.{k}": v for k, v in self.config.kafka_config.items()}
+        """The same options for either source; Spark's also needs SPARK_KAFKA_OPTIONS."""
+        options: dict[str, str] = {}
+        if self.format == SPARK_KAFKA:
+            options |= SPARK_KAFKA_OPTIONS | {
+                "startingOffsetsByTimestampStrategy": "latest",
+                "failOnDataLoss": "false",
+            }
+        options |= {f"kafka.{k}": v for k, v in self.config.kafka_config.items()}
         options |= {
             "kafka.bootstrap.servers": self.config.bootstrap_servers,
             "subscribe": ",".join(topics(self.config.queues)),
         }
-        if self.format == SPARK_KAFKA:
-            options |= {
-                "includeHeaders": "true",
-                "startingOffsetsByTimestampStrategy": "latest",
-                "failOnDataLoss": "false",
-            }
         return reader.format(self.format).options(**options)
 
     def _path(self, table: str) -> Path:

@@ -9,7 +9,6 @@ happens on the driver, once per batch or micro-batch.
 
 import functools
 import json
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,11 +24,6 @@ EARLIEST, LATEST = "earliest", "latest"
 
 # In JSON offsets, as in Spark's Kafka source: -2 the earliest, -1 the latest.
 JSON_EARLIEST, JSON_LATEST = -2, -1
-
-# How long a partition may stay quiet past its reported end before we take
-# that end for the real one, and the most time spent looking (see true_ends).
-SETTLE_S = 0.05
-SETTLE_MAX_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,44 +80,22 @@ class RangeResolver:
             return self._at_time(parts, timestamp_ms)
         if isinstance(spec, dict):
             earliest = self._watermarks(parts, low=True)
-            return _merged(spec, earliest, earliest, functools.cache(lambda: self.true_ends(parts)))
+            return _merged(spec, earliest, earliest, functools.cache(lambda: self.latest(parts)))
         return self._watermarks(parts, low=spec == EARLIEST)
 
     def ends(self, parts: list[TopicPartition], spec: str | Offsets) -> Offsets:
-        latest = self.true_ends(parts)
+        latest = self.latest(parts)
         if isinstance(spec, dict):
             return _merged(spec, latest, self._watermarks(parts, low=True), lambda: latest)
         return latest
 
-    def true_ends(self, parts: list[TopicPartition]) -> Offsets:
-        """Each partition's end: one past its last record.
-
-        The high watermark, except on brokers (Tansu) that report a
-        partition's end as its last batch's base offset + 1: reading on from
-        the reported end finds the rest of that batch. On Kafka nothing is
-        there, and the read costs one short, empty poll.
-        """
-        ends = self._watermarks(parts, low=False)
-        self._consumer.assign(
-            [
-                TopicPartition(tp.topic, tp.partition, ends[tp.topic][str(tp.partition)])
-                for tp in parts
-            ]
-        )
-        try:
-            quiet_since = began = time.monotonic()
-            # Bounded: on a partition written without pause, any end past the reported one will do.
-            while quiet_since - began < SETTLE_MAX_S and time.monotonic() - quiet_since < SETTLE_S:
-                records = self._consumer.consume(1000, SETTLE_S)
-                for record in records:
-                    if record.error() is None:
-                        entry = ends[record.topic()]
-                        key = str(record.partition())
-                        entry[key] = max(entry[key], record.offset() + 1)
-                        quiet_since = time.monotonic()
-        finally:
-            self._consumer.unassign()
-        return ends
+    def latest(self, parts: list[TopicPartition]) -> Offsets:
+        """Each partition's end as Apache Kafka reports it to a reader of our
+        isolation level (read_committed unless ``kafka.isolation.level`` says
+        otherwise): the last stable offset, which is the high watermark while
+        no transaction is open. Records of an open transaction wait for the
+        range after it ends, as in Spark's source at the same level."""
+        return self._watermarks(parts, low=False)
 
     def _watermarks(self, parts: list[TopicPartition], low: bool) -> Offsets:
         found: Offsets = {}

@@ -34,15 +34,28 @@ SPARK_SCHEMA = (
 )
 
 BATCH = 10_000
-# A range whose last offsets are never delivered (aborted records, a
-# transaction's control record on a broker that reports no EOF there) ends
-# after this long without a record.
-IDLE_S = 5.0
 POLL_S = 0.05
+# A range ends at its last offset or at the partition's end (EOF); a
+# partition that gives neither for this long fails the read rather than
+# handing Spark a range short of its records.
+STALLED_S = 60.0
+
+
+class RangeStalled(RuntimeError):
+    """Neither the range's records nor the partition's end arrived in time."""
 
 
 def read_range(config: Mapping[str, Any], part: OffsetRange) -> Iterator[pa.RecordBatch]:
-    """The records of ``part``, in offset order, as batches of up to BATCH rows."""
+    """The records of ``part``, in offset order, as batches of up to BATCH rows.
+
+    The range's end came from the broker's end offset for our isolation
+    level (ranges.RangeResolver.latest), so the records before it are there
+    to read. Some offsets give no record (a transaction's commit or abort
+    marker, aborted records under read_committed, records removed by
+    compaction): the read ends at the first record at or past the range's
+    last offset, or at end of partition, which Apache Kafka reports with
+    the offset after everything it holds.
+    """
     consumer = Consumer({**config, "enable.partition.eof": True})
     try:
         consumer.assign([TopicPartition(part.topic, part.partition, part.start)])
@@ -51,8 +64,11 @@ def read_range(config: Mapping[str, Any], part: OffsetRange) -> Iterator[pa.Reco
             # consume() waits for a full batch or the timeout: keep it short.
             records = consumer.consume(BATCH, POLL_S)
             if not records:
-                if time.monotonic() - quiet_since > IDLE_S:
-                    return
+                if time.monotonic() - quiet_since > STALLED_S:
+                    raise RangeStalled(
+                        f"{part.topic}[{part.partition}]: neither offset {last} nor the end of "
+                        f"the partition came in {STALLED_S:g} s"
+                    )
                 continue
             quiet_since = time.monotonic()
             kept, done = [], False
@@ -63,9 +79,7 @@ def read_range(config: Mapping[str, Any], part: OffsetRange) -> Iterator[pa.Reco
                         kept.append(record)
                     done = record.offset() >= last
                 elif error.code() == KafkaError._PARTITION_EOF:
-                    # Brokers that report a short end (Tansu) send EOF early; only an
-                    # EOF at or past our end means the rest of the range is not records.
-                    done = record.offset() > last
+                    done = True
                 if done:
                     break
             if kept:

@@ -108,7 +108,7 @@ class KafkaStreamReader(DataSourceStreamReader):
             # A stream starts at the end unless told otherwise, as Spark's does.
             starting = parse_offsets(options.starting, LATEST)
             if starting == LATEST and options.timestamp_ms is None:
-                return resolver.true_ends(parts)
+                return resolver.latest(parts)
             return resolver.starts(parts, starting, options.timestamp_ms)
         finally:
             resolver.close()
@@ -116,7 +116,7 @@ class KafkaStreamReader(DataSourceStreamReader):
     def latestOffset(self, start: Offsets, limit: Any) -> Offsets:
         resolver = self.options.resolver()
         try:
-            return resolver.true_ends(resolver.partitions(self.options.topics))
+            return resolver.latest(resolver.partitions(self.options.topics))
         finally:
             resolver.close()
 

@@ -3,19 +3,26 @@
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
+from kmqadmin.pipeline.session import NAME, SPARK_KAFKA
 
 from . import scenario
 from .scenario import MINUTE, T, fact
 
+SOURCES = ["spark", "python"]  # KMQ_PIPELINE_SOURCE: Spark's Kafka source, and ours
 
-def _job(spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, out: Path) -> AnalyticsJob:
-    config = PipelineConfig(kafka.bootstrap_servers, [queue], out, source="python")
-    return AnalyticsJob(spark, config)
+
+def _job(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, out: Path, source: str
+) -> AnalyticsJob:
+    config = PipelineConfig(kafka.bootstrap_servers, [queue], out, source=source)
+    job = AnalyticsJob(spark, config)
+    assert job.format == {"spark": SPARK_KAFKA, "python": NAME}[source]
+    return job
 
 
 def _facts(spark: SparkSession, out: Path) -> dict[str, dict]:
@@ -27,13 +34,14 @@ def _minutes(result: RunResult) -> dict[int, dict]:
     return {row.pop("minute_ms") - T: row for row in result.minutes if row.pop("queue")}
 
 
+@pytest.mark.parametrize("source", SOURCES)
 def test_batch_run_gives_the_facts_and_minutes_of_the_story(
-    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path, source: str
 ) -> None:
     scenario.write(kafka.bootstrap_servers, queue, 1)
     scenario.write(kafka.bootstrap_servers, queue, 2)
 
-    result = _job(spark, kafka, queue, tmp_path).run_batch(T)
+    result = _job(spark, kafka, queue, tmp_path, source).run_batch(T)
 
     facts = _facts(spark, tmp_path)
     expected = [
@@ -85,7 +93,7 @@ def test_a_dead_letter_not_yet_redriven_is_the_final_state(
 ) -> None:
     scenario.write(kafka.bootstrap_servers, queue, 1)
 
-    _job(spark, kafka, queue, tmp_path).run_batch(T)
+    _job(spark, kafka, queue, tmp_path, "python").run_batch(T)
 
     c = _facts(spark, tmp_path)[f"{queue.queue}/0/2"]
     assert (c["state"], c["dead_lettered_ms"], c["dlq_reason"]) == (
@@ -100,17 +108,41 @@ def test_a_window_keeps_the_facts_of_messages_produced_in_it(
 ) -> None:
     scenario.write(kafka.bootstrap_servers, queue, 1)
 
-    result = _job(spark, kafka, queue, tmp_path).run_batch(T + 3_600_000)
+    result = _job(spark, kafka, queue, tmp_path, "python").run_batch(T + 3_600_000)
 
     assert result.facts == 0
     assert result.minutes == []
 
 
-@pytest.mark.parametrize("source", ["nonsense"])
-def test_an_unknown_source_names_the_setting(
-    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path, source: str
+def _rows(frame: DataFrame) -> list[tuple]:
+    """Every row with every column, in one order: frames compared exactly."""
+    rows = frame.select(sorted(frame.columns)).collect()
+    return sorted((tuple(row) for row in rows), key=repr)
+
+
+def test_spark_and_python_sources_give_identical_facts_and_minutes(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
 ) -> None:
-    config = PipelineConfig(kafka.bootstrap_servers, [queue], tmp_path, source=source)
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+    scenario.write(kafka.bootstrap_servers, queue, 2)
+
+    results = {s: _job(spark, kafka, queue, tmp_path / s, s).run_batch(T) for s in SOURCES}
+
+    by_spark, by_python = results["spark"], results["python"]
+    assert by_spark.facts == by_python.facts == 7
+    assert by_spark.skipped_markers == by_python.skipped_markers == {queue.queue: 1}
+    assert sorted(by_spark.minutes, key=repr) == sorted(by_python.minutes, key=repr)
+    assert len(by_spark.minutes) == 3
+    for table in ("facts", "minutes"):
+        written = {s: _rows(spark.read.parquet(str(tmp_path / s / table))) for s in SOURCES}
+        assert written["spark"] == written["python"], table
+        assert written["spark"], table
+
+
+def test_an_unknown_source_names_the_setting(
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+) -> None:
+    config = PipelineConfig(kafka.bootstrap_servers, [queue], tmp_path, source="nonsense")
     with pytest.raises(ValueError, match="KMQ_PIPELINE_SOURCE"):
         AnalyticsJob(spark, config)
 
@@ -124,10 +156,12 @@ def _stream_once(job: AnalyticsJob, checkpoint: Path) -> tuple[int, list[RunResu
     return sum(p["numInputRows"] for p in query.recentProgress), results
 
 
+@pytest.mark.parametrize("source", SOURCES)
 def test_stream_reads_new_records_only_and_resumes_from_its_checkpoint(
-    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path, source: str
 ) -> None:
-    job, checkpoint = _job(spark, kafka, queue, tmp_path / "out"), tmp_path / "checkpoint"
+    job = _job(spark, kafka, queue, tmp_path / "out", source)
+    checkpoint = tmp_path / "checkpoint"
     first = scenario.write(kafka.bootstrap_servers, queue, 1)
 
     read, results = _stream_once(job, checkpoint)
@@ -140,7 +174,7 @@ def test_stream_reads_new_records_only_and_resumes_from_its_checkpoint(
 
     second = scenario.write(kafka.bootstrap_servers, queue, 2)
     # A new job object, as after a restart: only the checkpoint remembers.
-    read, results = _stream_once(_job(spark, kafka, queue, tmp_path / "out"), checkpoint)
+    read, results = _stream_once(_job(spark, kafka, queue, tmp_path / "out", source), checkpoint)
 
     assert read == second
     facts = _facts(spark, tmp_path / "out")

@@ -75,5 +75,10 @@ def producer_config(
     )
     if transactional_id:
         config["transactional.id"] = transactional_id
+        # A transaction begun while the previous one's commit markers are still
+        # being written gets CONCURRENT_TRANSACTIONS and is retried after this:
+        # librdkafka's 100 ms default put that wait on every back-to-back
+        # redelivery and firing (scheduler p99 lateness 143 ms; 61 ms with 2).
+        config["retry.backoff.ms"] = 2
     config.update(extra or {})
     return config

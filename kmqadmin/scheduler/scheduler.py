@@ -357,10 +357,7 @@ class Scheduler(Service):
             producer_config(
                 self.config.bootstrap_servers,
                 transactional_id=f"kmq-scheduler-{self.config.topic}-{partition}",
-                # A turn that begins while the last one's commit markers are
-                # still written gets CONCURRENT_TRANSACTIONS and is retried
-                # after this: librdkafka's 100 ms default made the p99 lateness.
-                extra={"retry.backoff.ms": 2, **self.config.kafka_config},
+                extra=self.config.kafka_config,
             )
         )
         producer.init_transactions(30)  # fences the previous owner, aborts its open firing

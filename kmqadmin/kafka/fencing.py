@@ -11,8 +11,9 @@ id), and the owner takes it back.
 """
 
 import time
+from collections.abc import Container
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
 # A newer owner's init_transactions fenced the producer, or the group moved on
 # (KIP-447: an offset commit from a stale generation is refused).
@@ -50,3 +51,13 @@ class FencedPartitions:
         for p in done:
             del self._until[p]
         return done
+
+    def revivable(self, consumer: Consumer, owned: Container[int]) -> list[int]:
+        """Partitions whose grace has passed and that the group still assigns
+        to ``consumer`` but that are not ``owned``: fenced by someone outside
+        the group, so the owner takes them back."""
+        expired = self.expired()
+        if not expired:
+            return []
+        assigned = {tp.partition for tp in consumer.assignment()}
+        return [p for p in expired if p in assigned and p not in owned]

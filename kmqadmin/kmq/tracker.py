@@ -373,12 +373,9 @@ class RedeliveryTracker(Service):
         """A fenced partition still assigned after the grace was fenced by
         someone outside the group: take it back (see kafka/fencing.py)."""
         assert self._consumer is not None
-        if expired := self._fenced.expired():
-            assigned = {tp.partition for tp in self._consumer.assignment()}
-            for p in expired:
-                if p in assigned and p not in self._states:
-                    log.warning("partition %d still ours after a fence; taking it back", p)
-                    self._restart_partition(p)
+        for p in self._fenced.revivable(self._consumer, self._states):
+            log.warning("partition %d still ours after a fence; taking it back", p)
+            self._restart_partition(p)
 
     # --- offsets and rebalances ----------------------------------------
 

@@ -375,12 +375,9 @@ class Scheduler(Service):
         """A fenced partition still assigned after the grace was fenced by
         someone outside the group: take it back (see kafka/fencing.py)."""
         assert self._consumer is not None
-        if expired := self._fenced.expired():
-            assigned = {tp.partition for tp in self._consumer.assignment()}
-            for p in expired:
-                if p in assigned and p not in self._states:
-                    log.warning("partition %d still ours after a fence; taking it back", p)
-                    self._rebuild(p)
+        for p in self._fenced.revivable(self._consumer, self._states):
+            log.warning("partition %d still ours after a fence; taking it back", p)
+            self._rebuild(p)
 
     def _drop(self, consumer: Consumer | None, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

@@ -99,6 +99,14 @@ class LifecycleFinder:
         config, wanted = self.config, message_id.encode()
         if partition not in topic_partitions(self._consumer, config.topic):
             return None
+        low, high = self._consumer.get_watermark_offsets(
+            TopicPartition(config.topic, partition), timeout=10
+        )
+        if not low <= offset < high:
+            # Never seek where no record is: an out-of-range fetch starts an
+            # offset reset, and closing the consumer while one is under way
+            # was seen to hang librdkafka's close().
+            return None
         found: list[KafkaMessage] = []
 
         def is_copy(record: KafkaMessage) -> bool:

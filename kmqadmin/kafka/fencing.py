@@ -42,7 +42,7 @@ class FencedPartitions:
     def discard(self, partition: int) -> None:
         self._until.pop(partition, None)
 
-    def expired(self) -> list[int]:
+    def _expired(self) -> list[int]:
         """Partitions whose grace has passed, forgotten as they are returned."""
         if not self._until:
             return []
@@ -56,7 +56,7 @@ class FencedPartitions:
         """Partitions whose grace has passed and that the group still assigns
         to ``consumer`` but that are not ``owned``: fenced by someone outside
         the group, so the owner takes them back."""
-        expired = self.expired()
+        expired = self._expired()
         if not expired:
             return []
         assigned = {tp.partition for tp in consumer.assignment()}

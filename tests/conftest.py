@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from kmqadmin.celery import app as celery_app
+from kmqadmin.console import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
 
@@ -27,6 +28,9 @@ def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
         return
     with EmbeddedBroker() as broker:
         yield broker
+        # The web process's kept clients would otherwise outlive the broker and
+        # fill the end of the run with their reconnect attempts.
+        clients.close()
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,11 @@
 """The Kafka clients this web process keeps: one of each kind per queue or
 schedules topic.
 
-Created on first use and kept, keyed by the queue's whole configuration (an
-edited queue gets new ones): a request then pays for no connection set-up,
-and an InFlightView reads only the markers written since the last request.
+Created on first use and kept, keyed by the queue's whole configuration: a
+request then pays for no connection set-up, and an InFlightView reads only
+the markers written since the last request. Saving or deleting a queue or a
+schedules topic closes its clients (signals.py), so an edited queue gets new
+ones and a deleted one leaves no connection behind.
 """
 
 import threading
@@ -20,17 +22,27 @@ from kmqadmin.kmq import (
 )
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
 
-_clients: dict[tuple[str, str], object] = {}
+_clients: dict[tuple[str, str, str], object] = {}
 _lock = threading.Lock()
 
 
-def _kept[C, T](kind: Callable[[C], T], config: C) -> T:
-    key = (kind.__name__, repr(config))
+def _kept[C: QueueConfig | SchedulerConfig, T](kind: Callable[[C], T], config: C) -> T:
+    key = (config.topic, kind.__name__, repr(config))
     with _lock:
         client = _clients.get(key)
         if client is None:
             client = _clients[key] = kind(config)
     return client  # type: ignore[return-value]
+
+
+def close(topic: str | None = None) -> None:
+    """Closes the clients kept for ``topic`` (every client when None)."""
+    with _lock:
+        keys = [k for k in _clients if topic is None or k[0] == topic]
+        closing = [_clients.pop(k) for k in keys]
+    for client in closing:
+        if (close_client := getattr(client, "close", None)) is not None:
+            close_client()
 
 
 def in_flight(config: QueueConfig) -> InFlightView:

@@ -256,3 +256,19 @@ def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) ->
     record = clients.upcoming(schedules.config()).record(wait_for(second_version, 20, "v2"))
     assert ("trace", b"abc") in record.headers()
     assert record.value() == b"hi"
+
+
+def test_editing_or_deleting_a_queue_closes_its_kept_clients(registered: Queue) -> None:
+    kept = clients.in_flight(registered.config())
+    assert clients.in_flight(registered.config()) is kept  # kept between requests
+
+    registered.message_timeout_ms = 60_000
+    registered.save()
+    with pytest.raises(RuntimeError):  # closed: confluent-kafka refuses a closed consumer
+        kept.refresh()
+    fresh = clients.in_flight(registered.config())
+    assert fresh is not kept and fresh.config.message_timeout_ms == 60_000
+
+    registered.delete()
+    with pytest.raises(RuntimeError):
+        fresh.refresh()

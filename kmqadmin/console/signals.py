@@ -1,0 +1,14 @@
+"""Closes the Kafka clients a queue or schedules topic had once it is saved or
+deleted: the next request builds them from the row as it now is."""
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from . import clients
+from .models import Queue, ScheduleTopic
+
+
+@receiver([post_save, post_delete], sender=Queue)
+@receiver([post_save, post_delete], sender=ScheduleTopic)
+def close_clients(sender: type, instance: Queue | ScheduleTopic, **kwargs: object) -> None:
+    clients.close(instance.topic)

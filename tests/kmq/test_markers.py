@@ -1,13 +1,17 @@
-"""The marker codec, byte for byte as SoftwareMill kmq writes it."""
+"""The marker codec, byte for byte as SoftwareMill kmq writes it, and the
+tracker's hot-path decoder proven to agree with it."""
 
 import contextlib
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerError, MarkerType
+from kmqadmin.kmq.tracked_partition import TrackedPartition, apply_batch
+
+from .marker_records import FakeRecord, snapshot
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -117,3 +121,74 @@ def test_message_id_round_trip(topic: str, partition: int, offset: int) -> None:
 @pytest.mark.parametrize("text", ["", "orders", "orders/1", "orders/-1/2", "orders/1/²", "/1/2"])
 def test_what_is_not_a_message_id(text: str) -> None:
     assert headers.parse_message_id(text) is None
+
+
+# --- the tracker's hot-path decoder agrees with the codec ---------------------
+
+P = 3
+# Entries open before the marker under test, so END, EXTEND and REJECT act.
+SEEDED = [(0, 1_000, 5), (1, 2_000, 6), (2, 2_000, 7)]
+
+ours = st.builds(markers.encode_key, st.just(P), st.integers(-1, 4))  # hits the seeded entries
+marker_keys = st.one_of(
+    ours,
+    ours,
+    ours,
+    st.none(),
+    st.binary(max_size=16),
+    st.builds(markers.encode_key, st.sampled_from([P + 1, -P]), st.integers(-1, 4)),
+    st.builds(markers.encode_key, INT32, INT64),
+)
+near_the_switch = st.integers(markers.ABSOLUTE_FROM - 2, markers.ABSOLUTE_FROM + 1)
+marker_values = st.one_of(
+    st.none(),
+    st.binary(max_size=12),
+    st.builds(markers.start, INT64),
+    st.builds(markers.start, st.integers(0, 2 * markers.ABSOLUTE_FROM)),
+    st.builds(markers.start, near_the_switch),
+    st.builds(markers.extend, INT64),
+    st.builds(markers.reject, st.text(max_size=8)),
+    st.just(markers.END),
+    st.just(markers.END),
+    st.just(markers.REDELIVER_NOW),
+    st.builds(lambda b, tail: bytes([b]) + tail, st.integers(0, 5), st.binary(max_size=9)),
+)
+timestamps = st.one_of(INT64, st.integers(-1, 2 * markers.ABSOLUTE_FROM))
+
+
+def seeded() -> TrackedPartition:
+    state = TrackedPartition(partition=P, next_offset=8)
+    for queue_offset, deadline, marker_offset in SEEDED:
+        state.open.start(queue_offset, deadline, marker_offset)
+    state.rejected[2] = "earlier"
+    return state
+
+
+def through_codec(key: bytes | None, value: bytes | None, timestamp: int) -> tuple:
+    state, skipped = seeded(), []
+    state.next_offset = 9
+    try:
+        state.apply(key, value, timestamp, 8)
+    except MarkerError as exc:
+        skipped.append(str(exc))
+    except Exception as exc:  # the same failure on both paths is agreement too
+        return type(exc).__name__, skipped
+    return snapshot(state), skipped
+
+
+def through_hot_loop(key: bytes | None, value: bytes | None, timestamp: int) -> tuple:
+    state, skipped = seeded(), []
+    record = FakeRecord(P, 8, key, value, timestamp)
+    try:
+        apply_batch({P: state}, [record], lambda _s, _o, exc: skipped.append(str(exc)))
+    except Exception as exc:
+        return type(exc).__name__, skipped
+    return snapshot(state), skipped
+
+
+@settings(max_examples=2000)
+@given(marker_keys, marker_values, timestamps)
+def test_the_hot_loop_and_the_codec_agree_on_every_record(
+    key: bytes | None, value: bytes | None, timestamp: int
+) -> None:
+    assert through_hot_loop(key, value, timestamp) == through_codec(key, value, timestamp)

@@ -1,0 +1,231 @@
+"""The skeleton of a long-running partition owner (tracker, scheduler).
+
+An owner reads a topic through a consumer group that shares its partitions
+out, and acts on each partition it is assigned with a transactional producer
+of its own whose id is derived from the partition, so whichever process owns
+the partition next fences the previous one (``init_transactions``). What it
+acts on is its subclass's business; this class holds what owning takes:
+
+- on assignment: a fresh producer, ``init_transactions``, then a barrier
+  record (kafka/barrier.py); nothing acts on a partition before it has read
+  its barrier back (``OwnedPartition.caught_up``);
+- on revoke or loss: the partition's state dropped, its producer flushed;
+- a producer fenced by a newer owner: the partition dropped, and revived if
+  the group still assigns it after a session timeout (kafka/fencing.py);
+- the wait in ``consume()``: no longer than until the next thing due;
+- shutdown: every client of this life released, also after a crash.
+"""
+
+import contextlib
+import logging
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
+
+from .clock import now_ms
+from .config import consumer_config, producer_config, session_timeout_s
+from .fencing import FencedPartitions
+from .service import Service
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False, kw_only=True)
+class OwnedPartition:
+    """One assigned partition: its fenced producer and how far it is read."""
+
+    partition: int
+    producer: Producer
+    catch_up_to: int  # one past the barrier written at assignment
+    next_offset: int = 0  # next offset to read
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether every record present at assignment has been read: until
+        then what would cancel an action (an end marker, a schedule's newer
+        version) may still be ahead, so nothing acts (kmq issue #158)."""
+        return self.next_offset >= self.catch_up_to
+
+
+@dataclass(frozen=True, slots=True)
+class Owned:
+    """What an owner reads and how it joins the group."""
+
+    bootstrap_servers: str
+    topic: str
+    group_id: str
+    kafka_config: Mapping[str, Any]
+
+
+class PartitionOwner[S: OwnedPartition](Service):
+    # The producers' transactional ids are f"kmq-{role}-{topic}-{partition}":
+    # a wire fact, since the id is what fences the previous owner.
+    role = "owner"
+
+    def __init__(self, owned: Owned, batch_size: int, max_wait: float) -> None:
+        super().__init__()
+        self.owned = owned
+        self.batch_size = batch_size
+        self.max_wait = max_wait
+        self._states: dict[int, S] = {}
+        self._consumer: Consumer | None = None
+        self._fenced = FencedPartitions(session_timeout_s(owned.kafka_config))
+
+    # --- what a subclass does ------------------------------------------
+
+    @abstractmethod
+    def _open(self) -> None:
+        """Opens this life's own clients; the consumer exists, unsubscribed."""
+
+    @abstractmethod
+    def _turn(self, records: list[Message]) -> None:
+        """One turn of the loop with what consume() returned."""
+
+    @abstractmethod
+    def _new_state(self, partition: int) -> S:
+        """The state of a newly owned partition: a ``_fenced_producer``, then
+        the barrier (kafka/barrier.py) before anything acts on it."""
+
+    @abstractmethod
+    def _next_wake(self, state: S) -> int | None:
+        """Epoch ms when the loop must next act on ``state``, if ever."""
+
+    def _longest_wait(self) -> float:
+        """The longest sleep in consume(); 0 when the loop has work of its own."""
+        return self.max_wait
+
+    def _read_from(self, state: S) -> int:
+        """The offset a restarted partition is read from."""
+        return state.next_offset
+
+    def _forget(self, partition: int) -> None:
+        """The partition's state is dropped or rebuilt: forget what else
+        refers to it."""
+
+    def _last_words(self) -> None:
+        """Called before the consumer closes (a commit, say)."""
+
+    def _close(self) -> None:
+        """Closes this life's own clients (what ``_open`` opened)."""
+
+    # --- the loop -------------------------------------------------------
+
+    def serve(self) -> None:
+        """Until stop(): consume, then act (``_turn``)."""
+        owned = self.owned
+        self._consumer = Consumer(
+            consumer_config(owned.bootstrap_servers, owned.group_id, owned.kafka_config)
+        )
+        try:
+            self._open()
+            self._consumer.subscribe(
+                [owned.topic],
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_lost,
+            )
+            while not self._stop.is_set():
+                self._turn(self._consumer.consume(self.batch_size, self._wait_time()))
+        finally:
+            self._shutdown()
+
+    def owned_partitions(self) -> tuple[int, ...]:
+        return tuple(sorted(list(self._states)))
+
+    def _wait_time(self) -> float:
+        """Sleep in consume() no longer than until the next thing due."""
+        longest = self._longest_wait()
+        if longest <= 0:
+            return 0.0
+        wakes = [w for s in list(self._states.values()) if (w := self._next_wake(s)) is not None]
+        if not wakes:
+            return longest
+        return min(longest, max(0.0, (min(wakes) - now_ms()) / 1000))
+
+    # --- owning partitions ----------------------------------------------
+
+    def _fenced_producer(self, partition: int) -> Producer:
+        """The partition's transactional producer, ready: ``init_transactions``
+        has fenced the previous owner and aborted its open transaction. Call
+        it first: an offset the previous owner sent in that transaction keeps
+        ``committed()`` waiting (KIP-447 stable offsets) until it ends."""
+        producer = Producer(
+            producer_config(
+                self.owned.bootstrap_servers,
+                transactional_id=f"kmq-{self.role}-{self.owned.topic}-{partition}",
+                extra=self.owned.kafka_config,
+            )
+        )
+        producer.init_transactions(30)
+        return producer
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            self._fenced.discard(tp.partition)
+            self._states[tp.partition] = self._new_state(tp.partition)
+        self._assigned(consumer, partitions)
+        log.info("%s assigned %s", self.role, sorted(tp.partition for tp in partitions))
+
+    def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """After the new partitions' states are built; the consumer reads
+        them from the committed offsets unless this assigns otherwise."""
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._drop([tp.partition for tp in partitions])
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._drop([tp.partition for tp in partitions])
+
+    def _drop(self, partitions: list[int]) -> None:
+        for p in partitions:
+            self._fenced.discard(p)
+            state = self._states.pop(p, None)
+            if state is not None:
+                with contextlib.suppress(KafkaException):  # a fenced producer raises
+                    state.producer.flush(5)
+            self._forget(p)
+
+    def _fenced_out(self, state: S, exc: KafkaException) -> None:
+        """A newer owner fenced the partition's producer: drop the partition
+        and wait for its revoke (see kafka/fencing.py)."""
+        p = state.partition
+        log.warning("partition %d has a newer owner (%s); dropping it", p, exc.args[0])
+        with contextlib.suppress(KafkaException):
+            state.producer.abort_transaction(5)
+        self._drop([p])
+        self._fenced.add(p)
+
+    def _restart(self, partition: int) -> None:
+        """Owns the partition afresh: a new producer (fencing whoever holds the
+        id), a new barrier, and the partition read again from its start point."""
+        assert self._consumer is not None
+        self._forget(partition)
+        fresh = self._states[partition] = self._new_state(partition)
+        self._consumer.seek(TopicPartition(self.owned.topic, partition, self._read_from(fresh)))
+
+    def _revive_fenced(self) -> None:
+        """A fenced partition still assigned after the grace was fenced by
+        someone outside the group: take it back (see kafka/fencing.py)."""
+        assert self._consumer is not None
+        for p in self._fenced.revivable(self._consumer, self._states):
+            log.warning("partition %d still ours after a fence; taking it back", p)
+            self._restart(p)
+
+    def _shutdown(self) -> None:
+        """Releases this life's clients, also after a crash, so a restart
+        starts clean."""
+        try:
+            if self._consumer is not None:
+                try:
+                    self._last_words()
+                finally:
+                    self._consumer.close()
+        finally:
+            for state in self._states.values():
+                state.producer.flush(5)
+            self._states.clear()
+            self._close()
+            self._consumer = None

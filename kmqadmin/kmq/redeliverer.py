@@ -1,0 +1,152 @@
+"""The redelivery transaction: what the tracker does with a partition's due messages.
+
+A redelivery or DLQ move is one transaction on the partition's fenced
+producer: the copy (or the dead letter), the end marker of the old copy and
+the commit of the oldest still-open start marker. A tracker that crashes
+half-way leaves nothing visible (queue consumers read ``read_committed``),
+so it never duplicates a copy, and the next owner rebuilds the open set from
+the committed offset.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from confluent_kafka import Message as KafkaMessage
+from confluent_kafka import Producer, TopicPartition
+
+from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.scheduler import wire
+
+from . import headers, markers
+from .config import QueueConfig
+from .copies import Outgoing, next_copy
+from .tracked_partition import TrackedPartition
+
+log = logging.getLogger(__name__)
+
+# Timed-out read-backs of one partition in a row before the unread are taken for gone.
+READ_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What one committed redelivery transaction did."""
+
+    redelivered: int
+    dead_lettered: int
+    gone: int  # due, but no longer in the queue topic: skipped
+
+
+class Redeliverer:
+    def __init__(self, config: QueueConfig, read_timeout: float) -> None:
+        self.config = config
+        self.dlq_partitions = 1  # the owner sets it once it has asked the broker
+        self._reader = OffsetReader(
+            config.bootstrap_servers,
+            config.topic,
+            f"{config.tracker_group_id}__reader",
+            config.kafka_config,
+            timeout=read_timeout,
+        )
+        # Per partition: read-backs of the same due batch that timed out in a row.
+        self._read_failures: dict[int, int] = {}
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def read_originals(self, partition: int, due: list[int]) -> dict[int, KafkaMessage] | None:
+        """The records to copy; None when the read timed out and the caller
+        must rebuild the partition to try again (pop_due closed the due
+        entries: the rebuild reopens them from their start markers). After
+        READ_ATTEMPTS timeouts in a row, what is still unread is taken for
+        gone: a start marker for an offset past the queue's end (bad input)
+        must not stall the partition for ever."""
+        p = partition
+        try:
+            originals = self._reader.read(p, due)
+        except ReadTimeout as exc:
+            failures = self._read_failures[p] = self._read_failures.get(p, 0) + 1
+            if failures < READ_ATTEMPTS:
+                log.warning("%s (attempt %d); rebuilding partition %d", exc, failures, p)
+                return None
+            log.error("%s (attempt %d); the unread ones are taken for gone", exc, failures)
+            originals = exc.found
+        self._read_failures.pop(p, None)
+        return originals
+
+    def send(
+        self,
+        state: TrackedPartition,
+        producer: Producer,
+        due: list[int],
+        originals: dict[int, KafkaMessage],
+        group_metadata: object,
+    ) -> Sent:
+        """Copies or dead-letters each due message, ends its old copy and
+        commits the markers offset, all in one transaction; raises
+        KafkaException when that fails (the caller aborts or drops)."""
+        p, config = state.partition, self.config
+        redelivered = dead = gone = 0
+        producer.begin_transaction()
+        for offset in due:
+            record = originals.get(offset)
+            rejected = state.rejected.pop(offset, None)
+            if record is None:
+                gone += 1
+                log.error("%s/%d/%d is gone from the queue topic", config.topic, p, offset)
+            elif self._produce(producer, p, next_copy(record, config.max_redeliveries, rejected)):
+                dead += 1
+            else:
+                redelivered += 1
+            producer.produce(
+                config.markers_topic,
+                key=markers.encode_key(p, offset),
+                value=markers.END,
+                partition=p,
+            )
+        commit = state.commit_offset()
+        producer.send_offsets_to_transaction(
+            [TopicPartition(config.markers_topic, p, commit)], group_metadata
+        )
+        producer.commit_transaction()
+        state.committed = commit
+        return Sent(redelivered, dead, gone)
+
+    def _produce(self, producer: Producer, partition: int, out: Outgoing) -> bool:
+        """Produces the copy or the dead letter; True for a dead letter."""
+        if out.dead_letter:
+            producer.produce(
+                self.config.dlq_topic,
+                key=out.key,
+                value=out.value,
+                headers=out.headers,
+                timestamp=out.timestamp,
+                partition=partition % self.dlq_partitions,
+            )
+        else:
+            self._produce_copy(producer, partition, out)
+        return out.dead_letter
+
+    def _produce_copy(self, producer: Producer, partition: int, out: Outgoing) -> None:
+        """The copy goes back to the queue now, or, with a backoff, to the
+        scheduler as a schedule that delivers it later. A null value cannot be
+        scheduled (it would be a tombstone), so such a copy goes now."""
+        config = self.config
+        if config.backoff is None or out.value is None:
+            producer.produce(
+                config.topic, key=out.key, value=out.value, headers=out.headers, partition=partition
+            )
+            return
+        message_id = headers.find(out.headers, headers.MESSAGE_ID) or b""
+        producer.produce(
+            config.schedules_topic,
+            key=b"kmq-retry/%s/%d" % (message_id, out.redelivery),
+            value=out.value,
+            headers=wire.schedule_headers(
+                now_ms() + config.backoff.delay_ms(out.redelivery),
+                config.topic,
+                out.key,
+                out.headers,
+            ),
+        )

@@ -133,6 +133,7 @@ class PartitionOwner[S: OwnedPartition](Service):
             self._shutdown()
 
     def owned_partitions(self) -> tuple[int, ...]:
+        """The partitions owned now, in order; safe to call from any thread."""
         return tuple(sorted(list(self._states)))
 
     def _wait_time(self) -> float:

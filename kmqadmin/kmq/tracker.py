@@ -72,7 +72,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             dead_lettered=self._dead_lettered,
             skipped=self._skipped,
             markers_lag=self._lag,
-            partitions=tuple(sorted(s.partition for s in states)),
+            partitions=self.owned_partitions(),
         )
 
     # --- the loop --------------------------------------------------------

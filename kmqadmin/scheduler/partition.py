@@ -1,10 +1,12 @@
 """What a scheduler keeps for one partition it owns."""
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from confluent_kafka import Producer
+from kmqadmin.kafka.partition_owner import OwnedPartition
 
+from .stats import PlannedSchedule
 from .store import ScheduleStore
 from .wire import Target
 
@@ -21,26 +23,16 @@ class Armed:
     target: Target
 
 
-@dataclass(eq=False)
-class PartitionState:
+@dataclass(eq=False, kw_only=True)
+class PartitionState(OwnedPartition):
     """The held schedules (store), the few read back and about to fire (armed),
-    and the transactional producer that fires them."""
+    and (owning the partition) the transactional producer that fires them."""
 
-    partition: int
-    producer: Producer
-    catch_up_to: int  # one past the barrier written at assignment
-    next_offset: int = 0
     store: ScheduleStore = field(default_factory=ScheduleStore)
     # Taken from the store, their read back under way: key -> (deadline, offset).
     reading: dict[Key, tuple[int, int]] = field(default_factory=dict)
     armed: dict[Key, Armed] = field(default_factory=dict)
     armed_heap: list[tuple[int, int, Key]] = field(default_factory=list)
-
-    @property
-    def caught_up(self) -> bool:
-        """Whether every record present at assignment has been read: until then
-        a schedule's cancel or update may still be ahead, so nothing fires."""
-        return self.next_offset >= self.catch_up_to
 
     def forget(self, key: Key) -> None:
         """A newer version of ``key`` arrived: what was taken out for firing is stale."""
@@ -70,3 +62,13 @@ class PartitionState:
         if not self.reading and (deadline := self.store.next_deadline()) is not None:
             wake.append(deadline - lookahead)
         return min(wake) if wake else None
+
+    def planned(self) -> Iterator[PlannedSchedule]:
+        """Every schedule held, where its record is and when it fires."""
+        p = self.partition
+        for deadline, offset in self.store.entries():
+            yield PlannedSchedule(deadline, p, offset)
+        for deadline, offset in list(self.reading.values()):
+            yield PlannedSchedule(deadline, p, offset)
+        for armed in list(self.armed.values()):
+            yield PlannedSchedule(armed.deadline, p, armed.offset)

@@ -14,10 +14,11 @@ from collections.abc import Hashable
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
 
 from . import wire
-from .partition import Armed, Key
+from .partition import Armed, Key, PartitionState
 from .store import key_hash
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,20 @@ class ReadAhead:
         self._done: queue.SimpleQueue[Done] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="kmq-scheduler-read", daemon=True)
         self._thread.start()
+
+    def request_due(self, state: PartitionState, lookahead: int, limit: int) -> None:
+        """Once the next schedule is within the lookahead, takes everything due
+        within twice that out of the store and has it read back in one batch:
+        one read per lookahead per partition, however dense the schedules."""
+        now = now_ms()
+        next_deadline = state.store.next_deadline()
+        if next_deadline is None or next_deadline > now + lookahead:
+            return
+        due = state.store.pop_due(now + 2 * lookahead, limit)
+        if due:
+            for deadline, offset, hi, lo in due:
+                state.reading[(hi, lo)] = (deadline, offset)
+            self.request(state, state.partition, due)
 
     def request(self, owner: Hashable, partition: int, due: Due) -> None:
         """Reads the records of ``due``; ``owner`` comes back with them, so a

@@ -14,13 +14,18 @@ with a higher offset is never replaced by an older one.
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.config import consumer_config
+
 from . import wire
+from .config import SchedulerConfig
+from .partition import PartitionState
 from .store import ScheduleStore, key_hash
 
 log = logging.getLogger(__name__)
@@ -117,3 +122,46 @@ class Rescan:
             window.store.put(*hashed, deadline, offset)
         elif held is not None:
             window.store.remove(*hashed)  # an older window version, superseded
+
+
+class Horizon:
+    """Where the held schedules end, and the rescan that moves it, if one is under way."""
+
+    def __init__(self, config: SchedulerConfig, is_barrier: Callable[[bytes], bool]) -> None:
+        self.config = config
+        self.end = now_ms() + config.horizon_ms
+        self.rescan: Rescan | None = None
+        self._is_barrier = is_barrier
+
+    def move(self, states: Iterable[PartitionState], batch_size: int) -> None:
+        """Every half horizon, extends it and rescans for what came within it."""
+        rescan = self.rescan
+        if rescan is not None:
+            rescan.step(batch_size)
+            if rescan.done:
+                rescan.close()
+                self.rescan = None
+            return
+        now, config = now_ms(), self.config
+        if now + config.horizon_ms // 2 < self.end:
+            return
+        old_end, self.end = self.end, now + config.horizon_ms
+        group_id = f"{config.group_id}__rescan"
+        self.rescan = Rescan(
+            Consumer(consumer_config(config.bootstrap_servers, group_id, config.kafka_config)),
+            config.topic,
+            old_end,
+            self.end,
+            self._is_barrier,
+        )
+        for state in states:
+            self.rescan.add(state.partition, state.store, state.next_offset)
+
+    def drop(self, partition: int) -> None:
+        if self.rescan is not None:
+            self.rescan.drop(partition)
+
+    def close(self) -> None:
+        if self.rescan is not None:
+            self.rescan.close()
+        self.rescan = None

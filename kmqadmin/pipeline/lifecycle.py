@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from kmqadmin.kmq.markers import MarkerType
+
 from .events import DLQ, MARKERS, QUEUE
 
-START, END = 1, 0
+START, END = int(MarkerType.START), int(MarkerType.END)
 ACKED, DEAD, IN_FLIGHT = "acked", "dead-lettered", "in flight"
 QUANTILES = (0.5, 0.95, 0.99)
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}

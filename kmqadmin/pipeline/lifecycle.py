@@ -20,11 +20,11 @@ from pyspark.sql import functions as F
 
 from kmqadmin.kmq.markers import MarkerType
 
+from .columns import COUNTS, QUANTILE_KINDS, QUANTILES, quantile_column
 from .events import DLQ, MARKERS, QUEUE
 
 START, END = int(MarkerType.START), int(MarkerType.END)
 ACKED, DEAD, IN_FLIGHT = "acked", "dead-lettered", "in flight"
-QUANTILES = (0.5, 0.95, 0.99)
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 _COPY = ["queue", "partition", "offset"]
@@ -186,35 +186,28 @@ def _minutes(copies: DataFrame, marked: DataFrame, ends: DataFrame, since_ms: in
     )
     minute = (F.col("ms") - F.col("ms") % 60_000).alias("minute_ms")
     grouped = counted.filter(F.col("ms") >= since_ms).groupBy("queue", minute)
-    latency = F.percentile("latency_ms", F.array(*map(F.lit, QUANTILES)))
-    processing = F.percentile("processing_ms", F.array(*map(F.lit, QUANTILES)))
     totals = grouped.agg(
-        *(F.coalesce(F.sum(c), F.lit(0)).cast("long").alias(c) for c in _COUNTS),
-        latency.alias("latency"),
-        processing.alias("processing"),
+        *(F.coalesce(F.sum(c), F.lit(0)).cast("long").alias(c) for c in COUNTS),
+        *(
+            F.percentile(f"{kind}_ms", F.array(*map(F.lit, QUANTILES))).alias(kind)
+            for kind in QUANTILE_KINDS
+        ),
     )
     return totals.select(
         "queue",
         "minute_ms",
-        *_COUNTS,
-        *(F.col("latency")[i].alias(f"latency_p{_pct(q)}_ms") for i, q in enumerate(QUANTILES)),
+        *COUNTS,
         *(
-            F.col("processing")[i].alias(f"processing_p{_pct(q)}_ms")
+            F.col(kind)[i].alias(quantile_column(kind, q))
+            for kind in QUANTILE_KINDS
             for i, q in enumerate(QUANTILES)
         ),
         *partition_columns("minute_ms"),
     )
 
 
-_COUNTS = ("produced", "acked", "redelivered", "dead_lettered")
-
-
 def _one(name: str) -> Column:
     return F.lit(1).alias(name)
-
-
-def _pct(q: float) -> str:
-    return f"{q * 100:g}"
 
 
 def _timestamp_type(code: Column) -> Column:

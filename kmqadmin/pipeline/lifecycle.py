@@ -31,17 +31,20 @@ _COPY = ["queue", "partition", "offset"]
 
 
 @dataclass(frozen=True)
-class Lifecycle:
+class LifecycleTables:
+    """What analyse() computes: the two tables a run writes (kmq.Lifecycle,
+    by contrast, is one message's story as the console tells it)."""
+
     facts: DataFrame  # one row per message
     minutes: DataFrame  # one row per queue and minute
 
 
-def analyse(events: DataFrame, since_ms: int) -> Lifecycle:
+def analyse(events: DataFrame, since_ms: int) -> LifecycleTables:
     copies = _copies(events)
     marked = _marked(events, copies)
     letters = _letters(events)
     ends = _classified_ends(marked, letters)
-    return Lifecycle(
+    return LifecycleTables(
         _facts(copies, marked, ends, letters, since_ms), _minutes(copies, marked, ends, since_ms)
     )
 

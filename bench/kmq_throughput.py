@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.common import report, rss_bytes
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.snapshot import read_topic
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
@@ -193,7 +194,7 @@ def open_markers(bootstrap: str, n_open: int) -> dict:
     whose end markers come after every start: a tracker that redelivers before
     it has read to the end redelivers those falsely (kmq issue #158)."""
     config = new_queue(bootstrap, message_timeout_ms=600_000)
-    far, past = int(time.time() * 1000) + 3_600_000, 1
+    far, past = now_ms() + 3_600_000, 1
     acked = n_open // 10
     per = (n_open + acked) // PARTITIONS
     starts = [

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from confluent_kafka import Message as KafkaMessage
 from django import forms
 
+from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
@@ -177,4 +178,4 @@ def _given(text: str) -> bytes | None:
 
 
 def _ms(at: datetime | None) -> int | None:
-    return None if at is None else round(at.timestamp() * 1000)
+    return None if at is None else epoch_ms(at)

@@ -7,6 +7,7 @@ from collections import Counter
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kmq import (
     Message,
@@ -190,7 +191,7 @@ def test_a_lagging_tracker_does_not_redeliver_what_was_acked_in_time(queue: Queu
     try:
         wait_for(lambda: len(tracker.stats().partitions) == 3, 30, "the tracker's partitions")
         wait_for(lambda: tracker.stats().markers_lag == 0, 30, "the tracker caught up")
-        stamped = int(time.time() * 1000) - 10_000
+        stamped = now_ms() - 10_000
         deadline = markers.start(stamped + 100)
         producer = Producer(producer_config(queue.bootstrap_servers, transactional_id=queue.topic))
         producer.init_transactions(10)

@@ -269,8 +269,8 @@ def accuracy(bootstrap: str, drop: float, n: int, timeout_ms: int) -> dict:
     errors = []
     for record in read_topic(bootstrap, config.topic, PARTITIONS):
         if h.find(record.headers(), h.REDELIVERY_COUNT) == b"\x01":
-            _, p, o = h.find(record.headers(), h.MESSAGE_ID).decode().rsplit("/", 2)
-            errors.append(record.timestamp()[1] - deadlines[(int(p), int(o))])
+            _, p, o = h.parse_message_id(h.find(record.headers(), h.MESSAGE_ID).decode())
+            errors.append(record.timestamp()[1] - deadlines[(p, o)])
     errors.sort()
     return {
         "acks_dropped": drop,

@@ -7,7 +7,7 @@ from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import dead_letters as module
 from kmqadmin.kmq.dead_letters import SCAN_FACTOR, DeadLetters, LetterFilter
-from tests.kmq.conftest import count_reads, fill
+from tests.kafka_helpers import count_reads, fill
 
 OLD = 100_000
 

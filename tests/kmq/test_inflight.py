@@ -11,8 +11,8 @@ from kmqadmin.kmq import (
     RedeliveryTracker,
 )
 from kmqadmin.kmq import headers as h
-from tests.kmq.test_queue import dlq, poll_until, send
 from tests.process import wait_for
+from tests.queue_helpers import dlq, poll_until, send
 
 
 def open_now(view: InFlightView) -> set[tuple[int, int]]:

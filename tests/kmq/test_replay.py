@@ -6,9 +6,9 @@ from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import InFlightView, QueueClient, QueueConfig, QueueGauges, replay
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.replay import Replayer, purge
-from tests.kmq.conftest import count_reads, fill
-from tests.kmq.test_queue import poll_until, send
+from tests.kafka_helpers import count_reads, fill
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 
 
 def test_replay_by_offsets_and_by_time(queue: QueueConfig) -> None:

@@ -12,7 +12,7 @@ from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, wire
 from tests.process import wait_for
-from tests.scheduler.conftest import fired, fired_ids, in_seconds
+from tests.schedule_helpers import fired, fired_ids, in_seconds
 
 
 def test_fires_on_time_with_etf1_headers_and_tombstones_the_schedule(

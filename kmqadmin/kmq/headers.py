@@ -42,6 +42,12 @@ def message_id(topic: str, partition: int, offset: int) -> str:
     return MESSAGE_ID_SEPARATOR.join((topic, str(partition), str(offset)))
 
 
+def stable_id(record_headers: Headers | None, topic: str, partition: int, offset: int) -> bytes:
+    """The kmq-id of the record at these coordinates: its kmq-id header, or its
+    own coordinates on a first copy, which carries none (QueueProducer's)."""
+    return find(record_headers, MESSAGE_ID) or message_id(topic, partition, offset).encode()
+
+
 _SEP = re.escape(MESSAGE_ID_SEPARATOR)
 _MESSAGE_ID = re.compile(rf"(.+){_SEP}([0-9]{{1,10}}){_SEP}([0-9]{{1,19}})")
 

@@ -1,14 +1,21 @@
-"""What every benchmark shares: the broker it runs on and how it reports."""
+"""What every benchmark shares: the broker it runs on, how it reports, and
+reading a small topic whole to check what a run wrote."""
 
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
 
@@ -30,3 +37,33 @@ def report(sections: dict[str, Callable[[str], object]]) -> None:
             result[name] = section(broker.bootstrap_servers)
         result["broker_rss_mb_at_end"] = round(broker.rss_bytes() / 2**20)
     print(json.dumps(result, indent=2))
+
+
+def read_topic(
+    bootstrap_servers: str,
+    topic: str,
+    partitions: int,
+    extra: Mapping[str, Any] | None = None,
+) -> list[KafkaMessage]:
+    """Every committed record of ``topic`` from the start to its end as of now.
+
+    Reads until each partition's position reaches the end reported at the
+    start: a read_committed consumer is told the last stable offset, and its
+    position moves past transaction markers and aborted records. For tests,
+    benchmarks and small topics; pages of big topics must seek, never read
+    it all: which is why it lives with the benchmarks (and the tests use it
+    from here), not in kmqadmin.
+    """
+    consumer = Consumer(consumer_config(bootstrap_servers, f"snapshot-{uuid.uuid4().hex}", extra))
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    ends = [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in tps]
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    records: list[KafkaMessage] = []
+    try:
+        while True:
+            records.extend(r for r in consumer.consume(2000, 0.5) if r.error() is None)
+            positions = [max(tp.offset, 0) for tp in consumer.position(tps)]
+            if all(p >= e for p, e in zip(positions, ends, strict=True)):
+                return records
+    finally:
+        consumer.close()

@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench.common import report, rss_bytes
+from bench.common import read_topic, report, rss_bytes
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
-from kmqadmin.kafka.snapshot import read_topic
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h
 
@@ -193,7 +193,7 @@ def open_markers(bootstrap: str, n_open: int) -> dict:
     whose end markers come after every start: a tracker that redelivers before
     it has read to the end redelivers those falsely (kmq issue #158)."""
     config = new_queue(bootstrap, message_timeout_ms=600_000)
-    far, past = int(time.time() * 1000) + 3_600_000, 1
+    far, past = now_ms() + 3_600_000, 1
     acked = n_open // 10
     per = (n_open + acked) // PARTITIONS
     starts = [
@@ -268,8 +268,8 @@ def accuracy(bootstrap: str, drop: float, n: int, timeout_ms: int) -> dict:
     errors = []
     for record in read_topic(bootstrap, config.topic, PARTITIONS):
         if h.find(record.headers(), h.REDELIVERY_COUNT) == b"\x01":
-            _, p, o = h.find(record.headers(), h.MESSAGE_ID).decode().rsplit("/", 2)
-            errors.append(record.timestamp()[1] - deadlines[(int(p), int(o))])
+            _, p, o = h.parse_message_id(h.find(record.headers(), h.MESSAGE_ID).decode())
+            errors.append(record.timestamp()[1] - deadlines[(p, o)])
     errors.sort()
     return {
         "acks_dropped": drop,

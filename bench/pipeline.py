@@ -28,6 +28,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from pyspark.sql import functions as F
 
 from bench.common import report
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueConfig, markers
 from kmqadmin.pipeline.events import QueueTopics
@@ -65,7 +66,7 @@ def fill(bootstrap: str, messages: int, partitions: int, size: int) -> QueueTopi
     for _ in range(per_partition):
         for p in range(partitions):
             send(config.topic, p, None, payload)
-    deadline = markers.start(int(time.time() * 1000) + 30_000)
+    deadline = markers.start(now_ms() + 30_000)
     for value in (deadline, markers.END):
         for offset in range(per_partition):
             for p in range(partitions):

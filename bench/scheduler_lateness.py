@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench.common import report, rss_bytes
+from bench.common import read_topic, report, rss_bytes
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
-from kmqadmin.kafka.snapshot import read_topic
 from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.scheduler import Scheduler, SchedulerConfig, wire
 
@@ -116,14 +116,14 @@ def spread(bootstrap: str, n: int, seconds: float) -> dict:
     config, target = new_schedules(bootstrap)
     scheduler = Scheduler(config)
     scheduler.start()
-    start = int(time.time() * 1000) + 15_000  # past the group join and the writing
+    start = now_ms() + 15_000  # past the group join and the writing
     rng = random.Random(7)
     deadlines = [start + int(rng.random() * seconds * 1000) for _ in range(n)]
     write_schedules(config, target, deadlines)
     wait_fired(scheduler, n, seconds + 120)
     scheduler.stop()
     late = lateness_ms(config, target, deadlines)
-    base = int(time.time() * 1000) + 1000
+    base = now_ms() + 1000
     floor_deadlines = [base + (d - start) // 10 for d in deadlines[: n // 10]]
     floor = plain_sleeping_producer(bootstrap, floor_deadlines)
     return {
@@ -185,7 +185,7 @@ def plain_read_s(bootstrap: str, topic: str, n: int) -> float:
 def load(bootstrap: str, n: int) -> dict:
     """``n`` schedule records, all due within the horizon: startup until all held."""
     config, target = new_schedules(bootstrap)
-    now = int(time.time() * 1000)
+    now = now_ms()
     write_schedules(config, target, [now + 3_600_000 + i for i in range(n)])
     plain = plain_read_s(bootstrap, config.topic, n)
     rss_before = rss_bytes()

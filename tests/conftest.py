@@ -11,6 +11,10 @@ from kmqadmin.celery import app as celery_app
 from kmqadmin.console import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
+# Fixtures more than one folder uses; a folder's conftest may override one
+# (the console and API tests serve a registered ``queue``).
+pytest_plugins = ["tests.fixtures.queues", "tests.fixtures.schedules", "tests.fixtures.registry"]
+
 
 @dataclass(frozen=True)
 class ExternalBroker:

@@ -5,8 +5,8 @@ import re
 import urllib.parse
 import urllib.request
 
+from bench.common import read_topic
 from kmqadmin.kafka.embedded import free_port, port_in_use
-from kmqadmin.kafka.snapshot import read_topic
 from tests.process import Run, wait_for
 
 

@@ -10,14 +10,12 @@ from django.db import close_old_connections
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from kmqadmin.pipeline.columns import MINUTE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import spark_session
 
 from .models import Cluster, LifecycleMinute
-
-_QUANTILES = [f"{kind}_p{q}_ms" for kind in ("latency", "processing") for q in ("50", "95", "99")]
-_FIELDS = ["produced", "acked", "redelivered", "dead_lettered", *_QUANTILES]
 
 
 def session() -> SparkSession:
@@ -73,12 +71,15 @@ def save(cluster: Cluster, result: RunResult) -> int:
         LifecycleMinute(
             queue=queues[row["queue"]],
             minute=datetime.fromtimestamp(row["minute_ms"] / 1000, UTC),
-            **{name: row[name] for name in _FIELDS},
+            **{name: row[name] for name in MINUTE_COLUMNS},
         )
         for row in result.minutes
         if row["queue"] in queues
     ]
     LifecycleMinute.objects.bulk_create(
-        rows, update_conflicts=True, unique_fields=["queue", "minute"], update_fields=_FIELDS
+        rows,
+        update_conflicts=True,
+        unique_fields=["queue", "minute"],
+        update_fields=list(MINUTE_COLUMNS),
     )
     return len(rows)

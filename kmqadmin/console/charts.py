@@ -8,19 +8,18 @@ from datetime import timedelta
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
+from kmqadmin.pipeline import columns
+
 from .models import LifecycleMinute, Queue
 
 HOURS = 3
-COUNTS = {
-    "produced": "Produced",
-    "acked": "Acked",
-    "redelivered": "Redelivered",
-    "dead_lettered": "Dead-lettered",
-}
+_COUNT_LABELS = ("Produced", "Acked", "Redelivered", "Dead-lettered")
+COUNTS = dict(zip(columns.COUNTS, _COUNT_LABELS, strict=True))
+_KIND_LABELS = ("End-to-end", "Processing")
 QUANTILES = {
-    f"{kind}_p{q}_ms": f"{label} p{q}"
-    for kind, label in (("latency", "End-to-end"), ("processing", "Processing"))
-    for q in ("50", "95", "99")
+    columns.quantile_column(kind, q): f"{label} p{columns.percent(q)}"
+    for kind, label in zip(columns.QUANTILE_KINDS, _KIND_LABELS, strict=True)
+    for q in columns.QUANTILES
 }
 
 Chart = dict[str, object]

@@ -6,12 +6,13 @@ from datetime import UTC, datetime
 from confluent_kafka import Message as KafkaMessage
 from django import forms
 
-from kmqadmin.kmq import LetterFilter
+from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kmq import LetterFilter, names
 from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
 
-TOPIC_NAME = r"^[a-zA-Z0-9._-]{1,249}$"
+TOPIC_NAME = rf"^{names.TOPIC_NAME}$"
 
 
 class ClusterForm(forms.ModelForm):
@@ -21,7 +22,7 @@ class ClusterForm(forms.ModelForm):
 
 
 class QueueForm(forms.ModelForm):
-    topic = forms.RegexField(TOPIC_NAME, max_length=249)
+    topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
 
     class Meta:
         model = Queue
@@ -39,7 +40,7 @@ class QueueForm(forms.ModelForm):
 
 
 class ScheduleTopicForm(forms.ModelForm):
-    topic = forms.RegexField(TOPIC_NAME, max_length=249)
+    topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
 
     class Meta:
         model = ScheduleTopic
@@ -100,7 +101,7 @@ class ScheduleForm(forms.Form):
 
     id = forms.CharField(max_length=1000)
     at = forms.DateTimeField(help_text="UTC, e.g. 2026-11-22 10:00:00")
-    target_topic = forms.RegexField(TOPIC_NAME, max_length=249)
+    target_topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
     key = forms.CharField(required=False)
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
 
@@ -177,4 +178,4 @@ def _given(text: str) -> bytes | None:
 
 
 def _ms(at: datetime | None) -> int | None:
-    return None if at is None else round(at.timestamp() * 1000)
+    return None if at is None else epoch_ms(at)

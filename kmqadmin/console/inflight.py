@@ -67,12 +67,10 @@ def _remember(config: QueueConfig, delivery: InFlight, record: KafkaMessage | No
 def _describe(config: QueueConfig, delivery: InFlight, record: KafkaMessage | None) -> dict:
     """What a page shows of a delivery's record; it may be gone (retention)."""
     record_headers = record.headers() if record is not None else None
-    stable = h.find(record_headers, h.MESSAGE_ID)
+    stable = h.stable_id(record_headers, config.topic, delivery.partition, delivery.offset)
     key = record.key() if record is not None else None
     return {
-        "id": stable.decode(errors="replace")
-        if stable
-        else h.message_id(config.topic, delivery.partition, delivery.offset),
+        "id": stable.decode(errors="replace"),
         "delivery_count": _delivery_count(record_headers),
         "key": key.decode(errors="replace") if key is not None else None,
     }

@@ -30,15 +30,15 @@ class Queue(models.Model):
     """A queue topic with its markers and DLQ topics (kmq's names unless overridden)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="queues")
-    topic = models.CharField(max_length=249)
+    topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH)
     group_id = models.CharField(max_length=255)
     partitions = models.PositiveSmallIntegerField(
         default=6, help_text="Used when kmqadmin creates the topics."
     )
     message_timeout_ms = models.PositiveIntegerField(default=30_000)
     max_redeliveries = models.PositiveSmallIntegerField(default=3)
-    markers_topic_override = models.CharField(max_length=249, blank=True)
-    dlq_topic_override = models.CharField(max_length=249, blank=True)
+    markers_topic_override = models.CharField(max_length=names.MAX_TOPIC_LENGTH, blank=True)
+    dlq_topic_override = models.CharField(max_length=names.MAX_TOPIC_LENGTH, blank=True)
     backoff_initial_ms = models.PositiveIntegerField(
         null=True, blank=True, help_text="Blank: redeliver at once; else delay retries by this."
     )
@@ -90,7 +90,7 @@ class ScheduleTopic(models.Model):
     """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="schedules")
-    topic = models.CharField(max_length=249)
+    topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH)
     group_id = models.CharField(max_length=255)
     partitions = models.PositiveSmallIntegerField(
         default=6, help_text="Used when kmqadmin creates the topic."

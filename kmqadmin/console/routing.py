@@ -2,12 +2,14 @@
 
 from django.urls import re_path
 
+from kmqadmin.kmq import names
+
 from . import consumers
 
 websocket_urlpatterns = [
     re_path(r"^ws/dashboard/$", consumers.DashboardConsumer.as_asgi()),
     re_path(
-        r"^ws/queues/(?P<topic>[a-zA-Z0-9._-]{1,249})/in-flight/$",
+        rf"^ws/queues/(?P<topic>{names.TOPIC_NAME})/in-flight/$",
         consumers.InFlightConsumer.as_asgi(),
     ),
 ]

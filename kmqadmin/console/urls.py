@@ -1,10 +1,12 @@
 from django.urls import path, re_path
 
+from kmqadmin.kmq import names
+
 from .views import audit, dashboard, dead_letters, health, queues, registry, schedules, tasks
 
 app_name = "console"
 
-TOPIC = r"(?P<topic>[a-zA-Z0-9._-]{1,249})"
+TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),

@@ -1,7 +1,27 @@
-"""Epoch milliseconds, the unit of every deadline on the wire."""
+"""Epoch milliseconds, the unit of every deadline on the wire.
+
+Every place that needs "now" or turns a time into epoch ms asks here, so
+the rounding and the refusal of naive datetimes are the same everywhere.
+"""
 
 import time
+from datetime import datetime
+
+# A point in time as callers give it: an aware datetime, or epoch seconds.
+When = datetime | int | float
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def epoch_ms(at: When) -> int:
+    """Epoch milliseconds of an aware datetime or of epoch seconds.
+
+    A naive datetime is refused: guessing its zone would move the schedule.
+    """
+    if isinstance(at, datetime):
+        if at.tzinfo is None:
+            raise ValueError("at must be timezone-aware (e.g. datetime.now(UTC))")
+        return round(at.timestamp() * 1000)
+    return round(at * 1000)

@@ -28,11 +28,6 @@ def cluster_metadata(
         raise BrokerUnavailable(bootstrap_servers, exc.args[0].str()) from None
 
 
-def partition_counts(bootstrap_servers: str, topics: list[str]) -> dict[str, int | None]:
-    """Partition count per topic; None where the topic does not exist."""
-    return _counts(cluster_metadata(bootstrap_servers), topics)
-
-
 def topic_partitions(client: Consumer, topic: str, timeout: float = 10.0) -> list[int]:
     """The partition ids of ``topic``, sorted, asked through a client the
     caller already holds; TopicMissing (naming the fix) when it does not exist."""
@@ -42,7 +37,9 @@ def topic_partitions(client: Consumer, topic: str, timeout: float = 10.0) -> lis
     return sorted(metadata.partitions)
 
 
-def _counts(metadata: ClusterMetadata, topics: list[str]) -> dict[str, int | None]:
+def partition_counts(metadata: ClusterMetadata, topics: list[str]) -> dict[str, int | None]:
+    """Partition count per topic in ``metadata``; None where the topic does not
+    exist (or the broker reports an error for it)."""
     counts: dict[str, int | None] = {}
     for name in topics:
         meta = metadata.topics.get(name)
@@ -63,7 +60,7 @@ def ensure_topics(
     is for `kmq doctor` to report, never for a helper to change silently.
     """
     admin = admin_client(bootstrap_servers, extra)  # must outlive its futures
-    counts = _counts(cluster_metadata(bootstrap_servers, timeout, admin), list(partitions))
+    counts = partition_counts(cluster_metadata(bootstrap_servers, timeout, admin), list(partitions))
     wanted = [
         NewTopic(name, num_partitions=n, config=dict((configs or {}).get(name, {})))
         for name, n in partitions.items()

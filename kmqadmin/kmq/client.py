@@ -10,12 +10,12 @@ A crash after 4 leaves start markers with no end: the tracker redelivers.
 """
 
 import logging
-import time
 from types import TracebackType
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 
 from . import headers, markers
@@ -99,7 +99,7 @@ class QueueClient:
 
     def extend(self, message: Message, ms: int) -> None:
         """Keep it longer: the deadline becomes now + ``ms`` (SQS's visibility)."""
-        self._marker(message, markers.extend(int(time.time() * 1000) + ms))
+        self._marker(message, markers.extend(now_ms() + ms))
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until every marker written so far is on the broker."""

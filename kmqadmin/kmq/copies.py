@@ -34,10 +34,7 @@ def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None)
     when it gave none), None otherwise.
     """
     original = record.headers() or []
-    stable_id = (
-        headers.find(original, headers.MESSAGE_ID)
-        or headers.message_id(record.topic(), record.partition(), record.offset()).encode()
-    )
+    stable_id = headers.stable_id(original, record.topic(), record.partition(), record.offset())
     try:
         count = headers.decode_count(headers.find(original, headers.REDELIVERY_COUNT))
     except headers.HeaderError as exc:
@@ -77,10 +74,7 @@ def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMes
     and DLQ reason dropped. One wait for the broker, however many records."""
     for record in records:
         original = record.headers()
-        stable = (
-            headers.find(original, headers.MESSAGE_ID)
-            or headers.message_id(record.topic(), record.partition(), record.offset()).encode()
-        )
+        stable = headers.stable_id(original, record.topic(), record.partition(), record.offset())
         kept = headers.replace(headers.fresh(original), {headers.MESSAGE_ID: stable})
         partition = _first_partition(topic, stable)
         producer.produce(

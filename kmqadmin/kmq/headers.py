@@ -32,11 +32,24 @@ def decode_count(data: bytes | None) -> int:
     raise HeaderError(f"{REDELIVERY_COUNT} must be 1 or 4 bytes, got {len(data)}")
 
 
+# A kmq-id joins a first copy's coordinates with it; topic names hold none.
+MESSAGE_ID_SEPARATOR = "/"
+
+
 def message_id(topic: str, partition: int, offset: int) -> str:
-    return f"{topic}/{partition}/{offset}"
+    """The kmq-id of the copy at these coordinates when it is the first one:
+    ``<topic>/<partition>/<offset>``, the same on every later copy."""
+    return MESSAGE_ID_SEPARATOR.join((topic, str(partition), str(offset)))
 
 
-_MESSAGE_ID = re.compile(r"(.+)/([0-9]{1,10})/([0-9]{1,19})")
+def stable_id(record_headers: Headers | None, topic: str, partition: int, offset: int) -> bytes:
+    """The kmq-id of the record at these coordinates: its kmq-id header, or its
+    own coordinates on a first copy, which carries none (QueueProducer's)."""
+    return find(record_headers, MESSAGE_ID) or message_id(topic, partition, offset).encode()
+
+
+_SEP = re.escape(MESSAGE_ID_SEPARATOR)
+_MESSAGE_ID = re.compile(rf"(.+){_SEP}([0-9]{{1,10}}){_SEP}([0-9]{{1,19}})")
 
 
 def parse_message_id(text: str) -> tuple[str, int, int] | None:

@@ -5,10 +5,10 @@ on a delivery seen in an InFlightView. Either way the action is a marker on
 the markers topic that the owning tracker applies in order.
 """
 
-import time
 from collections.abc import Iterable
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.clock import now_ms
 
 from . import markers
 from .config import QueueConfig
@@ -34,7 +34,7 @@ class MarkerWriter:
 
     def extend(self, partition: int, offset: int, ms: int) -> None:
         """The deadline becomes now + ``ms``."""
-        self._write(partition, offset, markers.extend(int(time.time() * 1000) + ms))
+        self._write(partition, offset, markers.extend(now_ms() + ms))
 
     def reject(self, partition: int, offset: int, reason: str = "") -> None:
         """To the DLQ now."""

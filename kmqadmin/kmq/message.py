@@ -57,10 +57,8 @@ class Message:
 
     @property
     def id(self) -> str:
-        stable = headers.find(self._record.headers(), headers.MESSAGE_ID)
-        if stable:
-            return stable.decode()
-        return headers.message_id(self.topic, self.partition, self.offset)
+        found = headers.stable_id(self._record.headers(), self.topic, self.partition, self.offset)
+        return found.decode()
 
     def __repr__(self) -> str:
         return f"<Message {self.id} delivery {self.delivery_count}>"

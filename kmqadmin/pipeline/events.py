@@ -7,11 +7,15 @@ decode (a marker with a short key or an unknown type byte) is kept with
 ``valid = false``: the lifecycle skips it and the run counts it.
 """
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+
+from kmqadmin.kmq import headers, markers
+from kmqadmin.kmq.markers import MarkerType
 
 QUEUE, MARKERS, DLQ = "queue", "markers", "dlq"
 
@@ -41,14 +45,16 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
     spark = records.sparkSession
     roles = F.broadcast(_roles(spark, queues))
     joined = records.join(roles, "topic")
-    own_id = F.concat_ws("/", "topic", "partition", "offset")
-    stable_id = _header("kmq-id")
+    own_id = _message_id("topic", "partition", "offset")
+    stable_id = _header(headers.MESSAGE_ID)
     role = F.col("role")
     is_marker = role == MARKERS
     marker_type = _unsigned(F.substring("value", 1, 1)).cast("int")
-    copy_partition = _unsigned(F.substring("key", 1, 4)).try_cast("int")
-    copy_offset = _unsigned(F.substring("key", 5, 8))
-    key_ok = (F.length("key") == 12) & copy_partition.isNotNull() & copy_offset.isNotNull()
+    copy_partition = _unsigned(F.substring("key", 1, _PARTITION_BYTES)).try_cast("int")
+    copy_offset = _unsigned(F.substring("key", 1 + _PARTITION_BYTES, _OFFSET_BYTES))
+    key_ok = (
+        (F.length("key") == markers.KEY.size) & copy_partition.isNotNull() & copy_offset.isNotNull()
+    )
     return joined.select(
         "queue",
         "role",
@@ -61,13 +67,23 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
         .alias("kmq_id"),
         # A first copy: no kmq-id of its own (QueueProducer's), or its own coordinates.
         F.when(role == QUEUE, F.coalesce(stable_id == own_id, F.lit(True))).alias("first"),
-        F.when(role == QUEUE, _has_header("kmq-redelivery-count")).alias("redelivered"),
-        F.when(role == DLQ, _header("kmq-dlq-reason")).alias("reason"),
+        F.when(role == QUEUE, _has_header(headers.REDELIVERY_COUNT)).alias("redelivered"),
+        F.when(role == DLQ, _header(headers.DLQ_REASON)).alias("reason"),
         F.when(is_marker, copy_partition).alias("copy_partition"),
         F.when(is_marker, copy_offset).alias("copy_offset"),
         F.when(is_marker, marker_type).alias("marker_type"),
         F.when(is_marker, _valid_marker(key_ok, marker_type)).otherwise(True).alias("valid"),
     )
+
+
+# markers.KEY is ">iq": an int32 queue partition, then an int64 queue offset.
+_PARTITION_BYTES = struct.calcsize(">i")
+_OFFSET_BYTES = markers.KEY.size - _PARTITION_BYTES
+
+
+def _message_id(topic: str, partition: str, offset: str) -> Column:
+    """headers.message_id on columns: a first copy's kmq-id is its own coordinates."""
+    return F.concat_ws(headers.MESSAGE_ID_SEPARATOR, topic, partition, offset)
 
 
 def _roles(spark: SparkSession, queues: Sequence[QueueTopics]) -> DataFrame:
@@ -93,6 +109,12 @@ def _unsigned(data: Column) -> Column:
 def _valid_marker(key_ok: Column, marker_type: Column) -> Column:
     """The rules of kmq.markers.decode_key / decode_value, on columns."""
     size = F.length("value")
-    fixed = F.when(marker_type.isin(1, 3), size == 9).when(marker_type.isin(0, 2), size == 1)
-    value_ok = F.when(marker_type == 4, size >= 1).otherwise(F.coalesce(fixed, F.lit(False)))
+    timed = (MarkerType.START, MarkerType.EXTEND)  # type byte + int64
+    bare = (MarkerType.END, MarkerType.REDELIVER_NOW)  # type byte alone
+    fixed = F.when(marker_type.isin(*map(int, timed)), size == 1 + markers.DEADLINE.size).when(
+        marker_type.isin(*map(int, bare)), size == 1
+    )
+    value_ok = F.when(marker_type == int(MarkerType.REJECT), size >= 1).otherwise(
+        F.coalesce(fixed, F.lit(False))
+    )
     return F.coalesce(key_ok & value_ok, F.lit(False))

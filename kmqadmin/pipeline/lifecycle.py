@@ -18,28 +18,33 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from kmqadmin.kmq.markers import MarkerType
+
+from .columns import COUNTS, QUANTILE_KINDS, QUANTILES, quantile_column
 from .events import DLQ, MARKERS, QUEUE
 
-START, END = 1, 0
+START, END = int(MarkerType.START), int(MarkerType.END)
 ACKED, DEAD, IN_FLIGHT = "acked", "dead-lettered", "in flight"
-QUANTILES = (0.5, 0.95, 0.99)
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 _COPY = ["queue", "partition", "offset"]
 
 
 @dataclass(frozen=True)
-class Lifecycle:
+class LifecycleTables:
+    """What analyse() computes: the two tables a run writes (kmq.Lifecycle,
+    by contrast, is one message's story as the console tells it)."""
+
     facts: DataFrame  # one row per message
     minutes: DataFrame  # one row per queue and minute
 
 
-def analyse(events: DataFrame, since_ms: int) -> Lifecycle:
+def analyse(events: DataFrame, since_ms: int) -> LifecycleTables:
     copies = _copies(events)
     marked = _marked(events, copies)
     letters = _letters(events)
     ends = _classified_ends(marked, letters)
-    return Lifecycle(
+    return LifecycleTables(
         _facts(copies, marked, ends, letters, since_ms), _minutes(copies, marked, ends, since_ms)
     )
 
@@ -184,35 +189,28 @@ def _minutes(copies: DataFrame, marked: DataFrame, ends: DataFrame, since_ms: in
     )
     minute = (F.col("ms") - F.col("ms") % 60_000).alias("minute_ms")
     grouped = counted.filter(F.col("ms") >= since_ms).groupBy("queue", minute)
-    latency = F.percentile("latency_ms", F.array(*map(F.lit, QUANTILES)))
-    processing = F.percentile("processing_ms", F.array(*map(F.lit, QUANTILES)))
     totals = grouped.agg(
-        *(F.coalesce(F.sum(c), F.lit(0)).cast("long").alias(c) for c in _COUNTS),
-        latency.alias("latency"),
-        processing.alias("processing"),
+        *(F.coalesce(F.sum(c), F.lit(0)).cast("long").alias(c) for c in COUNTS),
+        *(
+            F.percentile(f"{kind}_ms", F.array(*map(F.lit, QUANTILES))).alias(kind)
+            for kind in QUANTILE_KINDS
+        ),
     )
     return totals.select(
         "queue",
         "minute_ms",
-        *_COUNTS,
-        *(F.col("latency")[i].alias(f"latency_p{_pct(q)}_ms") for i, q in enumerate(QUANTILES)),
+        *COUNTS,
         *(
-            F.col("processing")[i].alias(f"processing_p{_pct(q)}_ms")
+            F.col(kind)[i].alias(quantile_column(kind, q))
+            for kind in QUANTILE_KINDS
             for i, q in enumerate(QUANTILES)
         ),
         *partition_columns("minute_ms"),
     )
 
 
-_COUNTS = ("produced", "acked", "redelivered", "dead_lettered")
-
-
 def _one(name: str) -> Column:
     return F.lit(1).alias(name)
-
-
-def _pct(q: float) -> str:
-    return f"{q * 100:g}"
 
 
 def _timestamp_type(code: Column) -> Column:

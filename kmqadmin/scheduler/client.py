@@ -1,28 +1,14 @@
 """ScheduleClient: writes schedule versions and tombstones."""
 
 from collections.abc import Mapping
-from datetime import datetime
 
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.clock import When, epoch_ms
 
 from . import wire
 from .config import SchedulerConfig
-
-When = datetime | int | float
-
-
-def epoch_ms(at: When) -> int:
-    """Epoch milliseconds of an aware datetime or of epoch seconds.
-
-    A naive datetime is refused: guessing its zone would move the schedule.
-    """
-    if isinstance(at, datetime):
-        if at.tzinfo is None:
-            raise ValueError("at must be timezone-aware (e.g. datetime.now(UTC))")
-        return round(at.timestamp() * 1000)
-    return round(at * 1000)
 
 
 class ScheduleClient:

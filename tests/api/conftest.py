@@ -1,11 +1,11 @@
 """API clients acting with a role (the groups the role migration creates), and
-the queue and scheduler fixtures the API tests share with the cores' tests."""
+the API tests' ``queue``: the registered one (tests/fixtures/registry.py)."""
 
 import pytest
 from rest_framework.test import APIClient
 
-from tests.kmq.conftest import tracker  # noqa: F401 (fixtures, served by this conftest)
-from tests.scheduler.conftest import scheduler, schedules, target  # noqa: F401
+from kmqadmin.console.models import Queue
+from kmqadmin.kmq import QueueConfig
 from tests.users import user_with
 
 
@@ -19,3 +19,9 @@ def client_as(role: str | None) -> APIClient:
 @pytest.fixture
 def operator() -> APIClient:
     return client_as("operator")
+
+
+@pytest.fixture
+def queue(registered: Queue) -> QueueConfig:
+    """The registered queue's configuration (the ``tracker`` fixture serves it)."""
+    return registered.config()

@@ -7,15 +7,14 @@ from kmqadmin.console.models import AuditEntry
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.kmq import headers as h
 from tests.api.conftest import client_as
-from tests.api.test_queues import queue  # noqa: F401 (the registered-queue fixture)
-from tests.kmq.conftest import read_all
-from tests.kmq.test_queue import poll_until
+from tests.kafka_helpers import read_all
 from tests.process import wait_for
+from tests.queue_helpers import poll_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tracker")]
 
 
-def dead_letter_six(queue: QueueConfig) -> None:  # noqa: F811
+def dead_letter_six(queue: QueueConfig) -> None:
     """Six letters on DLQ partition 0: k0..k5, every other one tagged."""
     producer = QueueProducer(queue)
     for i in range(6):
@@ -28,7 +27,7 @@ def dead_letter_six(queue: QueueConfig) -> None:  # noqa: F811
     wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 6, 30, "six letters")
 
 
-def test_browse_filter_and_page_by_offset(queue: QueueConfig, operator: APIClient) -> None:  # noqa: F811
+def test_browse_filter_and_page_by_offset(queue: QueueConfig, operator: APIClient) -> None:
     dead_letter_six(queue)
     url = f"/api/queues/{queue.topic}/dlq/"
     everything = operator.get(url).json()
@@ -56,7 +55,7 @@ def test_browse_filter_and_page_by_offset(queue: QueueConfig, operator: APIClien
 
 
 def test_redrive_sends_the_letter_back_as_a_first_delivery(
-    queue: QueueConfig,  # noqa: F811
+    queue: QueueConfig,
     operator: APIClient,
 ) -> None:
     dead_letter_six(queue)
@@ -73,7 +72,7 @@ def test_redrive_sends_the_letter_back_as_a_first_delivery(
     assert entry.target == letter["id"]
 
 
-def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> None:  # noqa: F811
+def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> None:
     url = f"/api/queues/{queue.topic}/dlq/"
     for params, field in [
         ({"partition": 99}, "partition"),
@@ -91,7 +90,7 @@ def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> 
 
 @pytest.mark.usefixtures("eager_tasks")
 def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
-    queue: QueueConfig,  # noqa: F811
+    queue: QueueConfig,
     operator: APIClient,
 ) -> None:
     dead_letter_six(queue)

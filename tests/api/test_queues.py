@@ -11,23 +11,11 @@ from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from tests.api.conftest import client_as
-from tests.kmq.conftest import read_all
-from tests.kmq.test_queue import poll_until, send
+from tests.kafka_helpers import read_all
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
-    """A queue queue (the kmq tests' ``tracker`` fixture serves it)."""
-    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
-    queue = Queue.objects.create(
-        cluster=cluster, topic=topic, group_id=f"{topic}-workers", message_timeout_ms=600_000
-    )
-    config = queue.config()
-    config.ensure_topics(partitions=3)
-    return config
 
 
 def test_anonymous_gets_401_and_a_viewer_may_read_but_not_act(queue: QueueConfig) -> None:

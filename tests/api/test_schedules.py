@@ -9,7 +9,7 @@ from kmqadmin.console.models import AuditEntry, Cluster, ScheduleTopic
 from kmqadmin.scheduler import SchedulerConfig
 from tests.api.conftest import client_as
 from tests.process import wait_for
-from tests.scheduler.conftest import fired, fired_ids
+from tests.schedule_helpers import fired, fired_ids
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AnonymousUser
 from kmqadmin.console.models import Queue
 from kmqadmin.console.routing import websocket_urlpatterns
 from kmqadmin.kmq import QueueClient, QueueConfig
-from tests.kmq.test_queue import poll_until, send
+from tests.queue_helpers import poll_until, send
 from tests.users import user_with
 
 # Consumers query from their own threads: real transactions, and the role

@@ -9,9 +9,9 @@ from kmqadmin.console import actions, clients
 from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
 from tests.console.conftest import client_as
-from tests.kmq.conftest import read_all
-from tests.kmq.test_queue import poll_until, send
+from tests.kafka_helpers import read_all
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 
 pytestmark = pytest.mark.django_db
 

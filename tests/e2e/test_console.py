@@ -10,8 +10,8 @@ from playwright.sync_api import Page, expect
 
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from tests.e2e.conftest import Stack, screenshot
-from tests.kmq.test_queue import poll_until
 from tests.process import wait_for
+from tests.queue_helpers import poll_until
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, Producer
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker, port_in_use
 from kmqadmin.kafka.errors import EmbeddedBrokerError
-from kmqadmin.kafka.topics import ensure_topics, partition_counts
+from kmqadmin.kafka.topics import cluster_metadata, ensure_topics, partition_counts
 from tests.process import ROOT, manage, wait_for
 
 
@@ -46,7 +46,9 @@ def test_ensure_topics_is_idempotent_and_keeps_partition_counts(
 ) -> None:
     ensure_topics(kafka.bootstrap_servers, {topic: 2})
     assert ensure_topics(kafka.bootstrap_servers, {topic: 5}) == []
-    assert partition_counts(kafka.bootstrap_servers, [topic, f"{topic}-absent"]) == {
+    assert partition_counts(
+        cluster_metadata(kafka.bootstrap_servers), [topic, f"{topic}-absent"]
+    ) == {
         topic: 2,
         f"{topic}-absent": None,
     }
@@ -67,7 +69,7 @@ def test_a_kept_data_dir_keeps_topics_and_records_across_a_restart(tmp_path, top
         producer.produce(topic, b"kept", partition=1)
         assert producer.flush(10) == 0
     with EmbeddedBroker(data_dir=tmp_path) as broker:
-        assert partition_counts(broker.bootstrap_servers, [topic]) == {topic: 2}
+        assert partition_counts(cluster_metadata(broker.bootstrap_servers), [topic]) == {topic: 2}
         consumer = Consumer(consumer_config(broker.bootstrap_servers, f"{topic}-g"))
         consumer.subscribe([topic])
         try:

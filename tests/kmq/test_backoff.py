@@ -9,8 +9,8 @@ import pytest
 from kmqadmin.kmq import Backoff, QueueClient, QueueConfig, RedeliveryTracker
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import Scheduler
-from tests.kmq.test_queue import dlq, send
 from tests.process import wait_for
+from tests.queue_helpers import dlq, send
 
 
 def test_backoff_grows_exponentially_up_to_its_cap() -> None:

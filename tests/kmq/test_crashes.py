@@ -18,9 +18,9 @@ from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
 from tests.chaos import KILLS, Victim, last_json_line, pause_mid_transaction, report
-from tests.kmq.conftest import read_all
-from tests.kmq.test_queue import poll_until, send
+from tests.kafka_helpers import read_all
 from tests.process import ROOT, kill9, wait_for
+from tests.queue_helpers import poll_until, send
 
 
 def spawn(module: str, queue: QueueConfig, *args: str, log: Path | None = None) -> subprocess.Popen:

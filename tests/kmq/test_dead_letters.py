@@ -1,14 +1,13 @@
 """DLQ pages against the real broker: a ``since`` page seeks (KIP-33) and
 reads at most its cap of records after the seek."""
 
-import time
-
 import pytest
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import dead_letters as module
 from kmqadmin.kmq.dead_letters import SCAN_FACTOR, DeadLetters, LetterFilter
-from tests.kmq.conftest import count_reads, fill
+from tests.kafka_helpers import count_reads, fill
 
 OLD = 100_000
 
@@ -16,7 +15,7 @@ OLD = 100_000
 def test_a_since_page_seeks_past_older_letters_and_reads_at_most_its_cap(
     queue: QueueConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    since = int(time.time() * 1000) - 60_000
+    since = now_ms() - 60_000
     old = ((b"old %d" % i, since - 3_600_000 + i) for i in range(OLD))
     fill(queue, queue.dlq_topic, [*old, *((b"new %d" % i, since + i) for i in range(1000))])
     handed = count_reads(monkeypatch, module)

@@ -1,8 +1,8 @@
 """QueueGauges answer from offsets, and from memory within max_age_s."""
 
 from kmqadmin.kmq import QueueConfig, QueueGauges
-from tests.kmq.test_queue import send
 from tests.process import wait_for
+from tests.queue_helpers import send
 
 
 def test_answers_are_kept_for_max_age_then_read_again(queue: QueueConfig) -> None:

@@ -1,8 +1,8 @@
 """InFlightView and MarkerWriter against the real broker and a real tracker."""
 
 import dataclasses
-import time
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import (
     InFlightView,
     MarkerWriter,
@@ -11,8 +11,8 @@ from kmqadmin.kmq import (
     RedeliveryTracker,
 )
 from kmqadmin.kmq import headers as h
-from tests.kmq.test_queue import dlq, poll_until, send
 from tests.process import wait_for
+from tests.queue_helpers import dlq, poll_until, send
 
 
 def open_now(view: InFlightView) -> set[tuple[int, int]]:
@@ -70,7 +70,7 @@ def test_operator_actions_reach_the_tracker(queue: QueueConfig, tracker: Redeliv
             retried, rejected, extended = sorted(poll_until(client, 3), key=lambda m: m.offset)
             writer.retry(retried.partition, retried.offset)
             writer.reject(rejected.partition, rejected.offset, "operator said so")
-            before = int(time.time() * 1000)
+            before = now_ms()
             writer.extend(extended.partition, extended.offset, 120_000)
             again = poll_until(client, 1)
             assert [m.value for m in again] == [retried.value]

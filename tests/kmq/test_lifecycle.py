@@ -11,9 +11,9 @@ from kmqadmin.kmq import (
     RedeliveryTracker,
     headers,
 )
-from tests.kmq.conftest import read_all
-from tests.kmq.test_queue import dlq, poll_until, send
+from tests.kafka_helpers import read_all
 from tests.process import wait_for
+from tests.queue_helpers import dlq, poll_until, send
 
 
 def test_story_of_an_acked_and_of_a_dead_lettered_message(

@@ -7,9 +7,9 @@ from collections import Counter
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kmq import (
-    Message,
     QueueClient,
     QueueConfig,
     QueueProducer,
@@ -17,30 +17,9 @@ from kmqadmin.kmq import (
     markers,
 )
 from kmqadmin.kmq import headers as h
-from tests.kmq.conftest import read_all
+from tests.kafka_helpers import read_all
 from tests.process import wait_for
-
-
-def send(queue: QueueConfig, n: int, **kwargs: object) -> None:
-    producer = QueueProducer(queue)
-    for i in range(n):
-        producer.send(value=f"m{i}".encode(), key=f"k{i}".encode(), **kwargs)
-    producer.flush()
-
-
-def poll_until(client: QueueClient, count: int, timeout: float = 30) -> list[Message]:
-    got: list[Message] = []
-
-    def enough() -> bool:
-        got.extend(client.poll(500, 0.2))
-        return len(got) >= count
-
-    wait_for(enough, timeout, f"{count} messages")
-    return got
-
-
-def dlq(queue: QueueConfig) -> list:
-    return read_all(queue, queue.dlq_topic)
+from tests.queue_helpers import dlq, poll_until, send
 
 
 def test_message_fields_and_ack(queue: QueueConfig, tracker: RedeliveryTracker) -> None:
@@ -190,7 +169,7 @@ def test_a_lagging_tracker_does_not_redeliver_what_was_acked_in_time(queue: Queu
     try:
         wait_for(lambda: len(tracker.stats().partitions) == 3, 30, "the tracker's partitions")
         wait_for(lambda: tracker.stats().markers_lag == 0, 30, "the tracker caught up")
-        stamped = int(time.time() * 1000) - 10_000
+        stamped = now_ms() - 10_000
         deadline = markers.start(stamped + 100)
         producer = Producer(producer_config(queue.bootstrap_servers, transactional_id=queue.topic))
         producer.init_transactions(10)

@@ -1,21 +1,20 @@
 """Replay a range of a queue, and purge it, against the real broker."""
 
-import time
-
 import pytest
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import InFlightView, QueueClient, QueueConfig, QueueGauges, replay
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.replay import Replayer, purge
-from tests.kmq.conftest import count_reads, fill
-from tests.kmq.test_queue import poll_until, send
+from tests.kafka_helpers import count_reads, fill
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 
 
 def test_replay_by_offsets_and_by_time(queue: QueueConfig) -> None:
     send(queue, 6, partition=0)
-    middle = int(time.time() * 1000)
-    wait_for(lambda: int(time.time() * 1000) > middle + 5, 1, "the clock to move")
+    middle = now_ms()
+    wait_for(lambda: now_ms() > middle + 5, 1, "the clock to move")
     send(queue, 4, partition=0)
     replayer = Replayer(queue)
     try:
@@ -62,7 +61,7 @@ def test_purge_moves_the_group_past_everything_and_acks_what_is_in_flight(
 def test_replay_by_time_reads_only_the_records_in_the_window(
     queue: QueueConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    since = int(time.time() * 1000) - 600_000
+    since = now_ms() - 600_000
     until = since + 300_000
     fill(
         queue,

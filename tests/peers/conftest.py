@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.kmq.conftest import queue, tracker  # noqa: F401 (fixtures, served by this conftest)
 from tests.process import ROOT, wait_for
 
 KMQ_JARS = ROOT / ".jars" / "kmq"

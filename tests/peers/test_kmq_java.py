@@ -18,10 +18,10 @@ from kmqadmin.kmq import (
     markers,
 )
 from kmqadmin.kmq import headers as h
-from tests.kmq.conftest import read_all
-from tests.kmq.test_queue import poll_until, send
+from tests.kafka_helpers import read_all
 from tests.peers.conftest import KmqPeer
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 
 TIMEOUT_MS = 1000  # the queue fixture's message_timeout_ms; kmq's is set to the same
 

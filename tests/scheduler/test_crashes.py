@@ -11,7 +11,7 @@ from pathlib import Path
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
 from tests.chaos import KILLS, Victim, last_json_line, pause_mid_transaction, report
 from tests.process import ROOT, kill9, wait_for
-from tests.scheduler.conftest import fired_ids, in_seconds
+from tests.schedule_helpers import fired_ids, in_seconds
 
 
 def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:

@@ -9,9 +9,10 @@ import pytest
 from confluent_kafka import KafkaException
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, wire
 from tests.process import wait_for
-from tests.scheduler.conftest import fired, fired_ids, in_seconds
+from tests.schedule_helpers import fired, fired_ids, in_seconds
 
 
 def test_fires_on_time_with_etf1_headers_and_tombstones_the_schedule(
@@ -62,7 +63,7 @@ def test_update_and_cancel_before_fire(
     records = fired(schedules, target)
     assert [(dict(r.headers())[wire.FIRED_KEY], r.value()) for r in records] == [(b"moved", b"v2")]
     planned = scheduler.planned()
-    assert len(planned) == 1 and planned[0].due_ms > time.time() * 1000 + 3_000_000
+    assert len(planned) == 1 and planned[0].due_ms > now_ms() + 3_000_000
 
 
 def test_restart_fires_missed_schedules_then_future_ones(
@@ -96,7 +97,7 @@ def test_bad_schedule_records_are_counted_and_skipped(
     schedules: SchedulerConfig, target: str, scheduler: Scheduler
 ) -> None:
     producer = CheckedProducer(schedules.bootstrap_servers)
-    due = wire.encode_epoch(int(time.time() * 1000))
+    due = wire.encode_epoch(now_ms())
     bad = [
         (b"no-epoch", [(wire.TARGET_TOPIC, target.encode())]),
         (b"bad-epoch", [(wire.EPOCH, b"soon"), (wire.TARGET_TOPIC, target.encode())]),

@@ -6,14 +6,13 @@ from kmqadmin.console.models import Queue, QueueMinute
 from kmqadmin.console.stats import RATE_MINUTES, rates
 from kmqadmin.kmq import QueueClient, RedeliveryTracker
 from kmqadmin.workers.counts import CountPublisher
-from tests.console.conftest import registered  # noqa: F401 (fixture)
-from tests.kmq.test_queue import poll_until, send
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 
 pytestmark = pytest.mark.django_db
 
 
-def test_counts_are_added_as_deltas_per_queue_and_minute(registered: Queue) -> None:  # noqa: F811
+def test_counts_are_added_as_deltas_per_queue_and_minute(registered: Queue) -> None:
     config = registered.config()
     tracker = RedeliveryTracker(config)
     tracker.start()

@@ -18,7 +18,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from kmqadmin.celery import app as celery_app
 from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.topics import cluster_metadata
+from kmqadmin.kafka.topics import cluster_metadata, partition_counts
 from kmqadmin.kmq import names
 
 
@@ -36,13 +36,16 @@ class Check:
 
 
 @dataclass(frozen=True)
-class QueueTopics:
+class CheckedQueue:
     """What doctor needs of a queue: where it lives and its three topics."""
 
     bootstrap: str
     topic: str
     markers_topic: str
     dlq_topic: str
+
+    def topics(self) -> tuple[str, str, str]:
+        return self.topic, self.markers_topic, self.dlq_topic
 
 
 def add_arguments(parser: ArgumentParser) -> None:
@@ -67,7 +70,9 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
 def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
     database = check_database()
     queues = [
-        QueueTopics(settings.KAFKA_BOOTSTRAP_SERVERS, t, names.markers_topic(t), names.dlq_topic(t))
+        CheckedQueue(
+            settings.KAFKA_BOOTSTRAP_SERVERS, t, names.markers_topic(t), names.dlq_topic(t)
+        )
         for t in extra_topics
     ]
     if database.ok:
@@ -79,11 +84,11 @@ def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
     return checks
 
 
-def registered_queues() -> list[QueueTopics]:
+def registered_queues() -> list[CheckedQueue]:
     from kmqadmin.console.models import Queue
 
     return [
-        QueueTopics(q.cluster.bootstrap, q.topic, q.markers_topic, q.dlq_topic)
+        CheckedQueue(q.cluster.bootstrap, q.topic, q.markers_topic, q.dlq_topic)
         for q in Queue.objects.select_related("cluster")
     ]
 
@@ -143,26 +148,24 @@ def check_celery() -> Check:
     return Check("celery", True, f"transport {transport} connects")
 
 
-def check_kafka(bootstrap: str, queues: list[QueueTopics]) -> list[Check]:
+def check_kafka(bootstrap: str, queues: list[CheckedQueue]) -> list[Check]:
     try:
         metadata = cluster_metadata(bootstrap)
     except KafkaSetupError as exc:
         return [Check("kafka", False, str(exc))]
-    counts = {
-        name: len(meta.partitions) for name, meta in metadata.topics.items() if meta.error is None
-    }
+    counts = partition_counts(metadata, [name for queue in queues for name in queue.topics()])
     checks = [Check("kafka", True, f"{bootstrap} answers ({len(metadata.brokers)} brokers)")]
     for queue in queues:
         checks += check_queue_topics(queue, counts)
     return checks
 
 
-def check_queue_topics(queue: QueueTopics, counts: dict[str, int]) -> list[Check]:
+def check_queue_topics(queue: CheckedQueue, counts: dict[str, int | None]) -> list[Check]:
     partitions = counts.get(queue.topic)
     wanted = partitions or 1
     checks = []
-    for name in (queue.topic, queue.markers_topic, queue.dlq_topic):
-        if name not in counts:
+    for name in queue.topics():
+        if counts.get(name) is None:
             fix = f"create it with {wanted} partitions (the console's 'create topics' does)"
             checks.append(Check("topic", False, f"{name} is missing", fix))
         else:

@@ -9,7 +9,7 @@ from kmqadmin.workers.tasks import redrive_letters
 from .. import actions, clients
 from ..decorators import operator, viewer
 from ..forms import LetterFilterForm
-from ..letters import shown
+from ..letters import shown_letter
 from .flash import flash
 from .queues import queue_or_404
 from .tasks import started
@@ -36,7 +36,7 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "queue": queue,
         "form": form,
         "partitions": partitions,
-        "letters": [shown(letter) for letter in page.letters] if page else [],
+        "letters": [shown_letter(letter) for letter in page.letters] if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
     }

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from kmqadmin.scheduler import wire
 
-from .. import actions, clients
+from .. import actions, clients, cursors
 from ..decorators import operator, viewer
 from ..forms import ScheduleForm
 from ..models import ScheduleTopic
@@ -26,9 +26,12 @@ def upcoming(request: HttpRequest, topic: str) -> HttpResponse:
     """Soonest first, paged by a (due, id) cursor."""
     schedules = topic_or_404(topic)
     view = clients.upcoming(schedules.config())
-    after = _cursor(request.GET.get("after", ""))
+    try:
+        after = cursors.schedule_after(request.GET.get("after"))
+    except cursors.BadCursor:
+        after = None  # a hand-edited link: the first page
     page = view.page(PAGE, after)
-    cursor = f"{page[-1].due_ms}:{page[-1].id}" if len(page) == PAGE else None
+    cursor = cursors.schedule_cursor(page[-1]) if len(page) == PAGE else None
     context = {
         "topic": schedules,
         "page": page,
@@ -102,8 +105,3 @@ def act(request: HttpRequest, topic: str, schedule_id: str, action: str) -> Http
     except actions.Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
     return flash(request, done.format(schedule_id))
-
-
-def _cursor(text: str) -> tuple[int, str] | None:
-    due, sep, schedule_id = text.partition(":")
-    return (int(due), schedule_id) if sep and due.isdigit() else None

@@ -1,36 +1,15 @@
-"""Queue fixtures on the shared embedded broker."""
+"""Reading and writing topics in tests, below the queue API: whole topics
+read back, bulk fills, and counting what a module's consumers hand out."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from types import ModuleType
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.snapshot import read_topic
-from kmqadmin.kmq import QueueConfig, RedeliveryTracker
-
-
-@pytest.fixture
-def queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
-    config = QueueConfig(
-        bootstrap_servers=kafka.bootstrap_servers,
-        topic=topic,
-        group_id=f"{topic}-workers",
-        message_timeout_ms=1000,
-        max_redeliveries=3,
-    )
-    config.ensure_topics(partitions=3)
-    return config
-
-
-@pytest.fixture
-def tracker(queue: QueueConfig) -> Iterator[RedeliveryTracker]:
-    t = RedeliveryTracker(queue)
-    t.start()
-    yield t
-    t.stop()
+from bench.common import read_topic
+from kmqadmin.kmq import QueueConfig
 
 
 def read_all(config: QueueConfig, topic: str, partitions: int = 3) -> list[KafkaMessage]:

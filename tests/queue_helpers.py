@@ -1,0 +1,27 @@
+"""Sending and receiving through the queue API in tests."""
+
+from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer
+from tests.kafka_helpers import read_all
+from tests.process import wait_for
+
+
+def send(queue: QueueConfig, n: int, **kwargs: object) -> None:
+    producer = QueueProducer(queue)
+    for i in range(n):
+        producer.send(value=f"m{i}".encode(), key=f"k{i}".encode(), **kwargs)
+    producer.flush()
+
+
+def poll_until(client: QueueClient, count: int, timeout: float = 30) -> list[Message]:
+    got: list[Message] = []
+
+    def enough() -> bool:
+        got.extend(client.poll(500, 0.2))
+        return len(got) >= count
+
+    wait_for(enough, timeout, f"{count} messages")
+    return got
+
+
+def dlq(queue: QueueConfig) -> list:
+    return read_all(queue, queue.dlq_topic)

@@ -13,7 +13,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY kmqadmin kmqadmin
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir '.[console]'
 COPY manage.py ./
 COPY templates templates
 COPY static static

@@ -80,7 +80,7 @@ $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12+ not found; set PYTHON=/path/to/python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[console,pipeline,dev]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

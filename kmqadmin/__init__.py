@@ -1,5 +1,7 @@
-"""kmqadmin: Apache Kafka as a message queue, with a live web console."""
+"""kmqadmin: Apache Kafka as a message queue, with a live web console.
 
-from .celery import app as celery_app
-
-__all__ = ["celery_app"]
+The package imports nothing itself, so the queue and scheduler cores
+(kmqadmin.kmq, kmqadmin.scheduler, kmqadmin.kafka) install and import
+without Django, Celery or PySpark; the console's app config loads the
+Celery app whenever Django runs.
+"""

@@ -7,4 +7,7 @@ class ConsoleConfig(AppConfig):
     verbose_name = "kmqadmin console"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the receivers)
+        # The Celery app, so tasks sent from any Django process go through
+        # its broker settings; and the signal receivers.
+        from kmqadmin import celery  # noqa: F401
+        from . import signals  # noqa: F401

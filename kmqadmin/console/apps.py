@@ -10,4 +10,5 @@ class ConsoleConfig(AppConfig):
         # The Celery app, so tasks sent from any Django process go through
         # its broker settings; and the signal receivers.
         from kmqadmin import celery  # noqa: F401
+
         from . import signals  # noqa: F401

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from kmqadmin.celery import app as celery_app
-from kmqadmin.console import clients
+from kmqadmin.console.services import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
 

@@ -6,11 +6,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from kmqadmin.console import actions, clients
-from kmqadmin.console.forms import LetterFilterForm
-from kmqadmin.console.letters import shown
+from kmqadmin.console.services import clients
+from kmqadmin.console.services.jobs import redrive_letters
+from kmqadmin.console.services.letter_filters import BadFilter
+from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
+from kmqadmin.console.services.letters import letter_fields as shown
+from kmqadmin.console.services.letters import redrive
 from kmqadmin.kmq import LetterFilter
-from kmqadmin.workers.tasks import redrive_letters
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -79,7 +81,7 @@ class Redrive(QueueAPIView):
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset."""
         queue = self.queue(topic)
-        return Response(shown(actions.redrive(request.user, queue, int(partition), int(offset))))
+        return Response(shown(redrive(request.user, queue, int(partition), int(offset))))
 
 
 def _int(params, name: str, default: int | None) -> int | None:
@@ -93,8 +95,8 @@ def _int(params, name: str, default: int | None) -> int | None:
 
 
 def letter_filter(params) -> LetterFilter:
-    """The filter the query parameters ask for (the console's filter form)."""
-    form = LetterFilterForm(params)
-    if not form.is_valid():
-        raise ValidationError({name: errors for name, errors in form.errors.items()})
-    return form.letter_filter()
+    """The filter the query parameters ask for (the console's filter form); a 400 if bad."""
+    try:
+        return parse_filter(params)
+    except BadFilter as exc:
+        raise ValidationError(exc.errors) from None

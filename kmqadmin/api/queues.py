@@ -9,10 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.console import actions, audit, clients
-from kmqadmin.console.inflight import in_flight_page
 from kmqadmin.console.models import Queue
-from kmqadmin.console.stats import queue_stats
+from kmqadmin.console.services import messages
+from kmqadmin.console.services.in_flight_pages import in_flight_page
+from kmqadmin.console.services.queue_stats import queue_stats
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -52,15 +52,9 @@ class Enqueue(QueueAPIView):
             raise PayloadTooLarge(
                 {"value": f"{size} bytes; at most {limit} (KMQ_MAX_PAYLOAD_BYTES)"}
             )
-        key = data.get("key")
-        producer = clients.producer(queue.config())
-        producer.send(
-            data["payload"],
-            key=None if key is None else key.encode(),
-            headers={name: value.encode() for name, value in data["headers"].items()},
+        messages.enqueue(
+            request.user, queue, data["payload"], key=data.get("key"), headers=data["headers"]
         )
-        producer.flush(10)
-        audit.record(request.user, "enqueue", topic, after={"bytes": len(data["payload"])})
         return Response(status=status.HTTP_201_CREATED)
 
 
@@ -101,7 +95,7 @@ class MessageAction(QueueAPIView):
         queue = self.queue(topic)
         body = s.ActionSerializer(data=request.data, context={"action": action})
         body.is_valid(raise_exception=True)
-        delivery = actions.act(request.user, queue, message_id, action, **body.validated_data)
+        delivery = messages.act(request.user, queue, message_id, action, **body.validated_data)
         p, o = delivery.partition, delivery.offset
         return Response({"id": message_id, "action": action, "partition": p, "offset": o})
 

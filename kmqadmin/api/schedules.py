@@ -8,8 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.console import actions, clients
 from kmqadmin.console.models import ScheduleTopic
+from kmqadmin.console.services import clients
+from kmqadmin.console.services import schedules as actions
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -36,7 +37,7 @@ class ScheduleList(SchedulesAPIView):
             {
                 "count": view.count(),
                 "complete": view.complete,
-                "results": [actions.shown(u) for u in page],
+                "results": [actions.schedule_fields(u) for u in page],
                 "next": cursor,
             }
         )
@@ -55,7 +56,8 @@ class ScheduleList(SchedulesAPIView):
 class ScheduleDetail(SchedulesAPIView):
     @extend_schema(responses=s.UpcomingSerializer)
     def get(self, request: Request, topic: str, schedule_id: str) -> Response:
-        return Response(actions.shown(actions.live_schedule(self.topic(topic), schedule_id)))
+        live = actions.live_schedule(self.topic(topic), schedule_id)
+        return Response(actions.schedule_fields(live))
 
     @extend_schema(request=s.ScheduleSerializer, responses={200: None})
     def put(self, request: Request, topic: str, schedule_id: str) -> Response:

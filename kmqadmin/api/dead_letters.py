@@ -1,17 +1,17 @@
 """The REST API for a queue's DLQ: browse with filters, redrive one letter."""
 
+from collections.abc import Mapping
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from kmqadmin.console.services import clients
+from kmqadmin.console.services import clients, letters
 from kmqadmin.console.services.jobs import redrive_letters
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
-from kmqadmin.console.services.letters import letter_fields as shown
-from kmqadmin.console.services.letters import redrive
 from kmqadmin.kmq import LetterFilter
 
 from . import serializers as s
@@ -35,25 +35,24 @@ class LetterList(QueueAPIView):
     @extend_schema(parameters=FILTERS, responses=s.LetterPageSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """A page of one DLQ partition, oldest first, read from a seek and capped."""
-        letters = clients.dead_letters(self.queue(topic).config())
+        dead_letters = clients.dead_letters(self.queue(topic).config())
         params = request.query_params
         partition = _int(params, "partition", 0)
-        partitions = letters.partitions()
+        partitions = dead_letters.partitions()
         if partition not in partitions:
             raise ValidationError({"partition": f"one of {partitions}"})
-        page = letters.page(
+        page = dead_letters.page(
             partition,
             page_limit(request),
             start=_int(params, "from", None),
             match=letter_filter(params),
         )
-        return Response(
-            {
-                "partitions": partitions,
-                "results": [shown(letter) for letter in page.letters],
-                "next": page.next_offset,
-            }
-        )
+        body = {
+            "partitions": partitions,
+            "results": [letters.letter_fields(letter) for letter in page.letters],
+            "next": page.next_offset,
+        }
+        return Response(s.LetterPageSerializer(body).data)
 
 
 class BulkRedrive(QueueAPIView):
@@ -73,7 +72,7 @@ class BulkRedrive(QueueAPIView):
         match = letter_filter(params).to_json()
         job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
         body = {"task": job.id, "status_url": f"/api/tasks/{job.id}"}
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        return Response(s.TaskStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
 
 class Redrive(QueueAPIView):
@@ -81,10 +80,11 @@ class Redrive(QueueAPIView):
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset."""
         queue = self.queue(topic)
-        return Response(shown(redrive(request.user, queue, int(partition), int(offset))))
+        letter = letters.redrive(request.user, queue, int(partition), int(offset))
+        return Response(s.LetterSerializer(letters.letter_fields(letter)).data)
 
 
-def _int(params, name: str, default: int | None) -> int | None:
+def _int(params: Mapping[str, str], name: str, default: int | None) -> int | None:
     text = params.get(name)
     if text in (None, ""):
         return default
@@ -94,7 +94,7 @@ def _int(params, name: str, default: int | None) -> int | None:
         raise ValidationError({name: "not a number"}) from None
 
 
-def letter_filter(params) -> LetterFilter:
+def letter_filter(params: Mapping[str, str]) -> LetterFilter:
     """The filter the query parameters ask for (the console's filter form); a 400 if bad."""
     try:
         return parse_filter(params)

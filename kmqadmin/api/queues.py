@@ -1,4 +1,8 @@
-"""The REST API for queues: list, enqueue, in-flight deliveries, actions on them."""
+"""The REST API for queues: list, enqueue, in-flight deliveries, actions on them.
+
+Every body is built by the serializer the view's schema names, so the
+OpenAPI document and the answers cannot drift apart.
+"""
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
@@ -63,7 +67,7 @@ class QueueStats(QueueAPIView):
     def get(self, request: Request, topic: str) -> Response:
         """Depth, in flight, the oldest delivery's age and the DLQ's size:
         offsets and the in-flight view only, no records read."""
-        return Response(queue_stats(self.queue(topic)).as_dict())
+        return Response(s.QueueStatsSerializer(queue_stats(self.queue(topic))).data)
 
 
 class InFlightList(QueueAPIView):
@@ -80,7 +84,8 @@ class InFlightList(QueueAPIView):
         page = in_flight_page(self.queue(topic), limit, after)
         last = page.rows[-1] if page.rows else None
         cursor = f"{last['partition']}:{last['offset']}" if len(page.rows) == limit else None
-        return Response({"count": page.count, "results": page.rows, "next": cursor})
+        body = {"count": page.count, "results": page.rows, "next": cursor}
+        return Response(s.InFlightPageSerializer(body).data)
 
 
 class MessageAction(QueueAPIView):
@@ -97,7 +102,8 @@ class MessageAction(QueueAPIView):
         body.is_valid(raise_exception=True)
         delivery = messages.act(request.user, queue, message_id, action, **body.validated_data)
         p, o = delivery.partition, delivery.offset
-        return Response({"id": message_id, "action": action, "partition": p, "offset": o})
+        done = {"id": message_id, "action": action, "partition": p, "offset": o}
+        return Response(s.ActionDoneSerializer(done).data)
 
 
 def _cursor(text: str | None) -> tuple[int, int] | None:

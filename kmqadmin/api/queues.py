@@ -62,7 +62,9 @@ class Enqueue(QueueAPIView):
         return Response(status=status.HTTP_201_CREATED)
 
 
-class QueueStats(QueueAPIView):
+class QueueStatsView(QueueAPIView):
+    """Named apart from the QueueStats it serializes (console/services/queue_stats.py)."""
+
     @extend_schema(responses=s.QueueStatsSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """Depth, in flight, the oldest delivery's age and the DLQ's size:

@@ -22,6 +22,7 @@ from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig
 from kmqadmin.scheduler import SchedulerConfig
+from tests.api.test_queues import queue  # noqa: F401 (the registered-queue fixture)
 from tests.kmq.test_queue import poll_until
 from tests.process import wait_for
 from tests.users import user_with
@@ -36,8 +37,8 @@ def token(kafka: EmbeddedBroker) -> str:
     """An operator's token, and a queue and schedules topic named "fuzz" so
     that generated requests reach Kafka too, not only 404s."""
     cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
-    queue = Queue.objects.create(cluster=cluster, topic="fuzz", group_id="fuzz-workers")
-    queue.config().ensure_topics(partitions=1)
+    fuzz = Queue.objects.create(cluster=cluster, topic="fuzz", group_id="fuzz-workers")
+    fuzz.config().ensure_topics(partitions=1)
     schedules = ScheduleTopic.objects.create(cluster=cluster, topic="fuzz", group_id="fuzz-s")
     schedules.config().ensure_topics(partitions=1)
     return Token.objects.create(user=user_with("operator")).key
@@ -122,21 +123,12 @@ def strict(node: Any) -> Any:
     return out
 
 
-@pytest.fixture
-def queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
-    """A registered queue of one partition (the kmq tests' ``tracker`` serves it)."""
-    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
-    queue = Queue.objects.create(
-        cluster=cluster, topic=topic, group_id=f"{topic}-workers", message_timeout_ms=600_000
-    )
-    config = queue.config()
-    config.ensure_topics(partitions=1)
-    return config
-
-
 @pytest.mark.usefixtures("tracker", "eager_tasks")
 def test_every_documented_answer_matches_the_live_schema(
-    queue: QueueConfig, schedules: SchedulerConfig, target: str, operator: APIClient
+    queue: QueueConfig,  # noqa: F811
+    schedules: SchedulerConfig,
+    target: str,
+    operator: APIClient,
 ) -> None:
     """Real data on the real broker through every documented operation: each
     answer is what the schema says, no key more or less."""
@@ -182,14 +174,23 @@ def test_every_documented_answer_matches_the_live_schema(
             action="reject",
             **topic,
         )
+    on_partition = {"partition": rejected.partition}
     letters = wait_for(
-        lambda: api.call("get", "/api/queues/{topic}/dlq/", 200, **topic)["results"], 30, "a letter"
+        lambda: api.call("get", "/api/queues/{topic}/dlq/", 200, query=on_partition, **topic)[
+            "results"
+        ],
+        30,
+        "a letter",
     )
     [letter] = letters
     redrive = "/api/queues/{topic}/dlq/{partition}/{offset}/redrive"
     api.call("post", redrive, 200, partition=letter["partition"], offset=letter["offset"], **topic)
     started = api.call(
-        "post", "/api/queues/{topic}/dlq/redrive", 202, query={"reason": "rejected"}, **topic
+        "post",
+        "/api/queues/{topic}/dlq/redrive",
+        202,
+        query={"reason": "rejected"} | on_partition,
+        **topic,
     )
     api.call("get", "/api/tasks/{task_id}", 200, task_id=started["task"])
 

@@ -57,6 +57,7 @@ class LetterList(QueueAPIView):
 
 class BulkRedrive(QueueAPIView):
     @extend_schema(
+        operation_id="queues_dlq_bulk_redrive",
         parameters=FILTERS[:1] + FILTERS[2:-1],
         request=None,
         responses={202: s.TaskStartedSerializer},
@@ -76,7 +77,7 @@ class BulkRedrive(QueueAPIView):
 
 
 class Redrive(QueueAPIView):
-    @extend_schema(request=None, responses=s.LetterSerializer)
+    @extend_schema(operation_id="queues_dlq_redrive", request=None, responses=s.LetterSerializer)
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset."""
         queue = self.queue(topic)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from kmqadmin.celery import app as celery_app
-from kmqadmin.console import clients
+from kmqadmin.console.services import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
 # Fixtures more than one folder uses; a folder's conftest may override one
@@ -55,9 +55,19 @@ def topic() -> str:
 
 @pytest.fixture
 def eager_tasks() -> Iterator[None]:
-    """Tasks run inside the request, their states stored as a worker's are."""
+    """Tasks run inside the request, their states stored as a worker's are.
+
+    A task reads task_store_eager_result once, when it is bound to the app on
+    first use: the tasks are set too, so which test used them first (an
+    eager one or not) does not matter."""
     conf = celery_app.conf
     saved = conf.task_always_eager, conf.task_store_eager_result
     conf.task_always_eager = conf.task_store_eager_result = True
+    tasks = list(celery_app.tasks.values())
+    stored = [task.store_eager_result for task in tasks]
+    for task in tasks:
+        task.store_eager_result = True
     yield
+    for task, store in zip(tasks, stored, strict=True):
+        task.store_eager_result = store
     conf.task_always_eager, conf.task_store_eager_result = saved

@@ -1,16 +1,18 @@
 """The REST API for a queue's DLQ: browse with filters, redrive one letter."""
 
+from collections.abc import Mapping
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from kmqadmin.console import actions, clients
-from kmqadmin.console.forms import LetterFilterForm
-from kmqadmin.console.letters import shown
+from kmqadmin.console.services import clients, letters
+from kmqadmin.console.services.jobs import redrive_letters
+from kmqadmin.console.services.letter_filters import BadFilter
+from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
 from kmqadmin.kmq import LetterFilter
-from kmqadmin.workers.tasks import redrive_letters
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -33,29 +35,29 @@ class LetterList(QueueAPIView):
     @extend_schema(parameters=FILTERS, responses=s.LetterPageSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """A page of one DLQ partition, oldest first, read from a seek and capped."""
-        letters = clients.dead_letters(self.queue(topic).config())
+        dead_letters = clients.dead_letters(self.queue(topic).config())
         params = request.query_params
         partition = _int(params, "partition", 0)
-        partitions = letters.partitions()
+        partitions = dead_letters.partitions()
         if partition not in partitions:
             raise ValidationError({"partition": f"one of {partitions}"})
-        page = letters.page(
+        page = dead_letters.page(
             partition,
             page_limit(request),
             start=_int(params, "from", None),
             match=letter_filter(params),
         )
-        return Response(
-            {
-                "partitions": partitions,
-                "results": [shown(letter) for letter in page.letters],
-                "next": page.next_offset,
-            }
-        )
+        body = {
+            "partitions": partitions,
+            "results": [letters.letter_fields(letter) for letter in page.letters],
+            "next": page.next_offset,
+        }
+        return Response(s.LetterPageSerializer(body).data)
 
 
 class BulkRedrive(QueueAPIView):
     @extend_schema(
+        operation_id="queues_dlq_bulk_redrive",
         parameters=FILTERS[:1] + FILTERS[2:-1],
         request=None,
         responses={202: s.TaskStartedSerializer},
@@ -71,18 +73,19 @@ class BulkRedrive(QueueAPIView):
         match = letter_filter(params).to_json()
         job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
         body = {"task": job.id, "status_url": f"/api/tasks/{job.id}"}
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        return Response(s.TaskStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
 
 class Redrive(QueueAPIView):
-    @extend_schema(request=None, responses=s.LetterSerializer)
+    @extend_schema(operation_id="queues_dlq_redrive", request=None, responses=s.LetterSerializer)
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset."""
         queue = self.queue(topic)
-        return Response(shown(actions.redrive(request.user, queue, int(partition), int(offset))))
+        letter = letters.redrive(request.user, queue, int(partition), int(offset))
+        return Response(s.LetterSerializer(letters.letter_fields(letter)).data)
 
 
-def _int(params, name: str, default: int | None) -> int | None:
+def _int(params: Mapping[str, str], name: str, default: int | None) -> int | None:
     text = params.get(name)
     if text in (None, ""):
         return default
@@ -92,9 +95,9 @@ def _int(params, name: str, default: int | None) -> int | None:
         raise ValidationError({name: "not a number"}) from None
 
 
-def letter_filter(params) -> LetterFilter:
-    """The filter the query parameters ask for (the console's filter form)."""
-    form = LetterFilterForm(params)
-    if not form.is_valid():
-        raise ValidationError({name: errors for name, errors in form.errors.items()})
-    return form.letter_filter()
+def letter_filter(params: Mapping[str, str]) -> LetterFilter:
+    """The filter the query parameters ask for (the console's filter form); a 400 if bad."""
+    try:
+        return parse_filter(params)
+    except BadFilter as exc:
+        raise ValidationError(exc.errors) from None

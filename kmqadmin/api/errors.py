@@ -10,7 +10,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
-from kmqadmin.console.actions import Missing
+from kmqadmin.console.services.missing import Missing
 from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 

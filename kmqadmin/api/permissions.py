@@ -1,11 +1,11 @@
-"""Roles for the API: the same rules as the console (console/roles.py)."""
+"""Roles for the API: the same rules as the console (console/services/roles.py)."""
 
 from typing import Any
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 
-from kmqadmin.console.roles import Role, role_of
+from kmqadmin.console.services.roles import Role, role_of
 
 
 class HasRole(BasePermission):

@@ -1,4 +1,8 @@
-"""The REST API for queues: list, enqueue, in-flight deliveries, actions on them."""
+"""The REST API for queues: list, enqueue, in-flight deliveries, actions on them.
+
+Every body is built by the serializer the view's schema names, so the
+OpenAPI document and the answers cannot drift apart.
+"""
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
@@ -9,10 +13,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.console import actions, audit, clients
-from kmqadmin.console.inflight import in_flight_page
 from kmqadmin.console.models import Queue
-from kmqadmin.console.stats import queue_stats
+from kmqadmin.console.services import messages
+from kmqadmin.console.services.in_flight_pages import in_flight_page
+from kmqadmin.console.services.queue_stats import queue_stats
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -52,24 +56,20 @@ class Enqueue(QueueAPIView):
             raise PayloadTooLarge(
                 {"value": f"{size} bytes; at most {limit} (KMQ_MAX_PAYLOAD_BYTES)"}
             )
-        key = data.get("key")
-        producer = clients.producer(queue.config())
-        producer.send(
-            data["payload"],
-            key=None if key is None else key.encode(),
-            headers={name: value.encode() for name, value in data["headers"].items()},
+        messages.enqueue(
+            request.user, queue, data["payload"], key=data.get("key"), headers=data["headers"]
         )
-        producer.flush(10)
-        audit.record(request.user, "enqueue", topic, after={"bytes": len(data["payload"])})
         return Response(status=status.HTTP_201_CREATED)
 
 
-class QueueStats(QueueAPIView):
+class QueueStatsView(QueueAPIView):
+    """Named apart from the QueueStats it serializes (console/services/queue_stats.py)."""
+
     @extend_schema(responses=s.QueueStatsSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """Depth, in flight, the oldest delivery's age and the DLQ's size:
         offsets and the in-flight view only, no records read."""
-        return Response(queue_stats(self.queue(topic)).as_dict())
+        return Response(s.QueueStatsSerializer(queue_stats(self.queue(topic))).data)
 
 
 class InFlightList(QueueAPIView):
@@ -86,7 +86,8 @@ class InFlightList(QueueAPIView):
         page = in_flight_page(self.queue(topic), limit, after)
         last = page.rows[-1] if page.rows else None
         cursor = f"{last['partition']}:{last['offset']}" if len(page.rows) == limit else None
-        return Response({"count": page.count, "results": page.rows, "next": cursor})
+        body = {"count": page.count, "results": page.rows, "next": cursor}
+        return Response(s.InFlightPageSerializer(body).data)
 
 
 class MessageAction(QueueAPIView):
@@ -101,9 +102,10 @@ class MessageAction(QueueAPIView):
         queue = self.queue(topic)
         body = s.ActionSerializer(data=request.data, context={"action": action})
         body.is_valid(raise_exception=True)
-        delivery = actions.act(request.user, queue, message_id, action, **body.validated_data)
+        delivery = messages.act(request.user, queue, message_id, action, **body.validated_data)
         p, o = delivery.partition, delivery.offset
-        return Response({"id": message_id, "action": action, "partition": p, "offset": o})
+        done = {"id": message_id, "action": action, "partition": p, "offset": o}
+        return Response(s.ActionDoneSerializer(done).data)
 
 
 def _cursor(text: str | None) -> tuple[int, int] | None:

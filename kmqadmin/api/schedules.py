@@ -1,4 +1,7 @@
-"""The REST API for schedules: upcoming list, create, edit, cancel, fire now."""
+"""The REST API for schedules: upcoming list, create, edit, cancel, fire now.
+
+Every body is built by the serializer the view's schema names.
+"""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -8,8 +11,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.console import actions, clients
 from kmqadmin.console.models import ScheduleTopic
+from kmqadmin.console.services import clients
+from kmqadmin.console.services.schedules import (
+    cancel_schedule,
+    fire_schedule,
+    live_schedule,
+    write_schedule,
+)
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
@@ -32,14 +41,8 @@ class ScheduleList(SchedulesAPIView):
         limit = page_limit(request)
         page = view.page(limit, _cursor(request.query_params.get("after")))
         cursor = f"{page[-1].due_ms}:{page[-1].id}" if len(page) == limit else None
-        return Response(
-            {
-                "count": view.count(),
-                "complete": view.complete,
-                "results": [actions.shown(u) for u in page],
-                "next": cursor,
-            }
-        )
+        body = {"count": view.count(), "complete": view.complete, "results": page, "next": cursor}
+        return Response(s.UpcomingPageSerializer(body).data)
 
     @extend_schema(request=s.NewScheduleSerializer, responses={201: None})
     def post(self, request: Request, topic: str) -> Response:
@@ -48,29 +51,30 @@ class ScheduleList(SchedulesAPIView):
         body = s.NewScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        actions.write_schedule(request.user, schedules, data["id"], data, edit=False)
+        write_schedule(request.user, schedules, data["id"], data, edit=False)
         return Response(status=status.HTTP_201_CREATED)
 
 
 class ScheduleDetail(SchedulesAPIView):
     @extend_schema(responses=s.UpcomingSerializer)
     def get(self, request: Request, topic: str, schedule_id: str) -> Response:
-        return Response(actions.shown(actions.live_schedule(self.topic(topic), schedule_id)))
+        live = live_schedule(self.topic(topic), schedule_id)
+        return Response(s.UpcomingSerializer(live).data)
 
     @extend_schema(request=s.ScheduleSerializer, responses={200: None})
     def put(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Writes a new version: the latest version wins."""
         schedules = self.topic(topic)
-        actions.live_schedule(schedules, schedule_id)  # 404 before a 400
+        live_schedule(schedules, schedule_id)  # 404 before a 400
         body = s.ScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        actions.write_schedule(request.user, schedules, schedule_id, body.validated_data, edit=True)
+        write_schedule(request.user, schedules, schedule_id, body.validated_data, edit=True)
         return Response(status=status.HTTP_200_OK)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Cancels: a tombstone, so it never fires."""
-        actions.cancel_schedule(request.user, self.topic(topic), schedule_id)
+        cancel_schedule(request.user, self.topic(topic), schedule_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -78,7 +82,7 @@ class FireNow(SchedulesAPIView):
     @extend_schema(request=None, responses={200: None})
     def post(self, request: Request, topic: str, schedule_id: str) -> Response:
         """A new version due now, with the payload, key and headers it had."""
-        actions.fire_schedule(request.user, self.topic(topic), schedule_id)
+        fire_schedule(request.user, self.topic(topic), schedule_id)
         return Response(status=status.HTTP_200_OK)
 
 

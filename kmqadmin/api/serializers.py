@@ -1,4 +1,5 @@
-"""Request and response shapes; the OpenAPI schema is generated from these."""
+"""Request and response shapes. The OpenAPI schema is generated from these and
+every view builds its answer with one, so what is documented is what is sent."""
 
 import base64
 import binascii
@@ -162,4 +163,10 @@ class QueueStatsSerializer(serializers.Serializer):
     dead_letters = serializers.IntegerField(
         help_text="offsets in the DLQ: letters plus the tracker's transaction markers, as "
         "Kafka lag tools count (exact counts would mean reading the topic)"
+    )
+    redelivered_per_min = serializers.FloatField(
+        help_text="redeliveries per minute over the last few minutes, as the trackers counted"
+    )
+    dead_lettered_per_min = serializers.FloatField(
+        help_text="messages moved to the DLQ per minute over the same minutes"
     )

@@ -17,4 +17,4 @@ class TaskStatus(APIView):
         info = job.info if isinstance(job.info, dict) else None
         if job.failed():
             info = {"error": str(job.info)}
-        return Response({"state": job.state, "progress": info})
+        return Response(s.TaskStatusSerializer({"state": job.state, "progress": info}).data)

@@ -12,7 +12,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("queues/", queues.QueueList.as_view(), name="queues"),
     re_path(rf"^queues/{TOPIC}/messages/$", queues.Enqueue.as_view(), name="enqueue"),
-    re_path(rf"^queues/{TOPIC}/stats$", queues.QueueStats.as_view(), name="stats"),
+    re_path(rf"^queues/{TOPIC}/stats$", queues.QueueStatsView.as_view(), name="stats"),
     re_path(rf"^queues/{TOPIC}/in-flight/$", queues.InFlightList.as_view(), name="in-flight"),
     # A kmq-id holds slashes (topic/partition/offset): the action is the last segment.
     re_path(

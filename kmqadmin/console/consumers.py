@@ -2,7 +2,7 @@
 
 The htmx ws extension swaps each fragment into the page by its id, so a live
 table is the same template on first paint and on every push. A consumer
-renders from the web process's own views of the topics (clients.py): no
+renders from the web process's own views of the topics (services/clients.py): no
 process asks a tracker anything, and many open pages share one view.
 """
 
@@ -17,10 +17,10 @@ from django.template.loader import render_to_string
 from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
-from .inflight import in_flight_page
 from .models import Queue
-from .roles import Role, role_of
-from .stats import queue_stats
+from .services.in_flight_pages import in_flight_page
+from .services.queue_stats import queue_stats
+from .services.roles import Role, role_of
 
 log = logging.getLogger(__name__)
 

@@ -106,7 +106,7 @@ class ScheduleForm(forms.Form):
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
 
     def schedule(self) -> dict:
-        """What actions.write_schedule takes."""
+        """What services.schedules.write_schedule takes."""
         data = self.cleaned_data
         at = data["at"] if data["at"].tzinfo else data["at"].replace(tzinfo=UTC)
         return {

@@ -4,8 +4,8 @@ deleted: the next request builds them from the row as it now is."""
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from . import clients
 from .models import Queue, ScheduleTopic
+from .services import clients
 
 
 @receiver([post_save, post_delete], sender=Queue)

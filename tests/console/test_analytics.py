@@ -9,8 +9,8 @@ from django.test import Client
 from django.utils import timezone
 
 from kmqadmin.console.models import LifecycleMinute, Queue
+from kmqadmin.console.services import jobs
 from kmqadmin.kmq import QueueClient, QueueProducer
-from kmqadmin.workers import tasks
 
 from .conftest import client_as
 
@@ -54,7 +54,7 @@ def test_command_and_beat_task_upsert_the_minutes(
     acked = LifecycleMinute.objects.filter(queue=registered, acked__gt=0)
     assert all(r.latency_p50_ms is not None and r.latency_p50_ms >= 0 for r in acked)
     # The same minutes again: replaced, not added to.
-    result = tasks.analytics.delay(3600).get()
+    result = jobs.analytics.delay(3600).get()
     assert result == {"local": {"messages": 6, "minutes": LifecycleMinute.objects.count()}}
     assert _totals(registered) == (6, 4)
     assert (tmp_path / "local" / "facts" / f"queue={registered.topic}").is_dir()

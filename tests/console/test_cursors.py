@@ -2,7 +2,7 @@
 
 import pytest
 
-from kmqadmin.console import cursors
+from kmqadmin.console.services import cursors
 from kmqadmin.scheduler import Upcoming
 
 

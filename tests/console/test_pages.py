@@ -5,8 +5,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils.dateparse import parse_datetime
 
-from kmqadmin.console import actions, clients
 from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
+from kmqadmin.console.services import clients
+from kmqadmin.console.services.schedules import write_schedule
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
 from tests.console.conftest import client_as
 from tests.kafka_helpers import read_all
@@ -244,7 +245,7 @@ def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) ->
     operator = client_as("operator")
     first = {"at": parse_datetime("2999-01-01T00:00:00Z"), "target_topic": "out"}
     first |= {"payload": b"hi", "key": "k", "headers": {"trace": "abc"}}
-    actions.write_schedule(User.objects.get(), schedules, "s-1", first, edit=False)
+    write_schedule(User.objects.get(), schedules, "s-1", first, edit=False)
     v1 = wait_for(lambda: clients.upcoming(schedules.config()).get("s-1"), 20, "version 1")
     edited = {"at": "2998-01-01 00:00:00", "target_topic": "out", "key": "k", "value": "hi"}
     assert operator.post(f"/schedules/{topic}/s-1/edit", edited).status_code == 302

@@ -4,12 +4,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from kmqadmin.workers.tasks import redrive_letters
-
-from .. import actions, clients
 from ..decorators import operator, viewer
 from ..forms import LetterFilterForm
-from ..letters import shown_letter
+from ..services import clients
+from ..services.jobs import redrive_letters
+from ..services.letters import letter_fields
+from ..services.letters import redrive as redrive_letter
+from ..services.missing import Missing
 from .flash import flash
 from .queues import queue_or_404
 from .tasks import started
@@ -36,7 +37,7 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "queue": queue,
         "form": form,
         "partitions": partitions,
-        "letters": [shown_letter(letter) for letter in page.letters] if page else [],
+        "letters": [letter_fields(letter) for letter in page.letters] if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
     }
@@ -48,8 +49,8 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
 def redrive(request: HttpRequest, topic: str, partition: int, offset: int) -> HttpResponse:
     queue = queue_or_404(topic)
     try:
-        actions.redrive(request.user, queue, partition, offset)
-    except actions.Missing as exc:
+        redrive_letter(request.user, queue, partition, offset)
+    except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
     return flash(request, f"redriven: letter {partition}/{offset} is back on {topic}")
 

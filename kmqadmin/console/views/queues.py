@@ -5,13 +5,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from kmqadmin.workers.tasks import purge_queue, replay_range
-
-from .. import actions, audit, charts, clients
+from .. import charts
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
-from ..roles import Role, role_of
+from ..services import audit, clients
+from ..services import messages as queue_messages
+from ..services.jobs import purge_queue, replay_range
+from ..services.missing import Missing
+from ..services.roles import Role, role_of
 from .flash import flash
 from .tasks import started
 
@@ -39,7 +41,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
 @operator
 @require_POST
 def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
-    if action not in actions.MESSAGE_ACTIONS:
+    if action not in queue_messages.MESSAGE_ACTIONS:
         raise Http404(f"no action {action}")
     queue = queue_or_404(topic)
     form = ActionForm(request.POST)
@@ -50,8 +52,8 @@ def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
         return flash(request, "extend needs ms: how long from now", ok=False, status=400)
     options = {"ms": data["ms"]} if action == "extend" else {"reason": data["reason"]}
     try:
-        actions.act(request.user, queue, data["message_id"], action, **options)
-    except actions.Missing as exc:
+        queue_messages.act(request.user, queue, data["message_id"], action, **options)
+    except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
     return flash(request, f"{action}: {data['message_id']}")
 

@@ -6,10 +6,10 @@ from django.forms.models import model_to_dict
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from .. import audit
 from ..decorators import admin
 from ..forms import ClusterForm, QueueForm, ScheduleTopicForm
 from ..models import Cluster, Queue, ScheduleTopic
+from ..services import audit
 
 FORMS: dict[str, type[ModelForm]] = {
     "cluster": ClusterForm,

@@ -8,10 +8,12 @@ from django.views.decorators.http import require_POST
 
 from kmqadmin.scheduler import wire
 
-from .. import actions, clients, cursors
 from ..decorators import operator, viewer
 from ..forms import ScheduleForm
 from ..models import ScheduleTopic
+from ..services import clients, cursors
+from ..services.missing import Missing
+from ..services.schedules import cancel_schedule, fire_schedule, live_schedule, write_schedule
 from .flash import flash
 
 PAGE = 50
@@ -62,8 +64,8 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
             data["payload"] = old.value()
         new_id = form.cleaned_data["id"]
         try:
-            actions.write_schedule(request.user, schedules, new_id, data, edit=old is not None)
-        except actions.Missing as exc:
+            write_schedule(request.user, schedules, new_id, data, edit=old is not None)
+        except Missing as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"scheduled {new_id}")
@@ -80,8 +82,8 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
 
 def _live_record(schedules: ScheduleTopic, schedule_id: str) -> KafkaMessage:
     try:
-        live = actions.live_schedule(schedules, schedule_id)
-    except actions.Missing as exc:
+        live = live_schedule(schedules, schedule_id)
+    except Missing as exc:
         raise Http404(str(exc)) from None
     record = clients.upcoming(schedules.config()).record(live)
     if record is None:
@@ -91,8 +93,8 @@ def _live_record(schedules: ScheduleTopic, schedule_id: str) -> KafkaMessage:
 
 # What each one-click schedule action does, and what the page says after it.
 SCHEDULE_ACTIONS = {
-    "cancel": (actions.cancel_schedule, "cancelled {}"),
-    "fire": (actions.fire_schedule, "{} fires now"),
+    "cancel": (cancel_schedule, "cancelled {}"),
+    "fire": (fire_schedule, "{} fires now"),
 }
 
 
@@ -102,6 +104,6 @@ def act(request: HttpRequest, topic: str, schedule_id: str, action: str) -> Http
     do, done = SCHEDULE_ACTIONS[action]
     try:
         do(request.user, topic_or_404(topic), schedule_id)
-    except actions.Missing as exc:
+    except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
     return flash(request, done.format(schedule_id))

@@ -1,22 +1,30 @@
 """Bulk jobs: long reads and writes that a request must not wait for.
 
 Each reports progress through its Celery state (PROGRESS with counts), which
-the API's task endpoint and the console's progress bar read.
+the API's task endpoint and the console's progress bar read. They live with
+the services they extend, not in ``workers/``, so the console and the API
+start them without importing the worker side (which imports the models).
+
+Each task keeps the name it had in ``kmqadmin/workers/tasks.py``: a task name
+is what travels through the broker and what beat's schedule names, so a job
+queued before an upgrade still finds its task after it.
 """
 
 from celery import Task, shared_task
 from django.contrib.auth import get_user_model
 
-from kmqadmin.console import audit
-from kmqadmin.console.models import Queue
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
 from kmqadmin.kmq.replay import Replayer, purge
 
+from ..models import Queue
+from . import audit
+
 PAGE = 500
+NAME = "kmqadmin.workers.tasks.{}"
 
 
-@shared_task(bind=True)
+@shared_task(bind=True, name=NAME.format("redrive_letters"))
 def redrive_letters(
     self: Task, queue_id: int, partition: int, match: dict, user_id: int | None
 ) -> dict:
@@ -48,7 +56,7 @@ def redrive_letters(
     return _progress(redriven, high, low, high)
 
 
-@shared_task(bind=True)
+@shared_task(bind=True, name=NAME.format("replay_range"))
 def replay_range(self: Task, queue_id: int, span: dict, user_id: int | None) -> dict:
     """A range of the queue sent again as fresh messages; ``span`` holds
     partition (None: all), start / end offsets or since_ms / until_ms."""
@@ -72,7 +80,7 @@ def replay_range(self: Task, queue_id: int, span: dict, user_id: int | None) -> 
     return {"replayed": sent, "fraction": 1.0}
 
 
-@shared_task(bind=True)
+@shared_task(bind=True, name=NAME.format("purge_queue"))
 def purge_queue(self: Task, queue_id: int, user_id: int | None) -> dict:
     """The workers' group past every message, and what is in flight acked."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
@@ -82,7 +90,7 @@ def purge_queue(self: Task, queue_id: int, user_id: int | None) -> dict:
     return done | {"fraction": 1.0}
 
 
-@shared_task
+@shared_task(name=NAME.format("analytics"))
 def analytics(window_s: int) -> dict:
     """Beat's periodic batch run: the last ``window_s`` seconds recomputed."""
     # Imported here: only the worker that runs the job starts a JVM.

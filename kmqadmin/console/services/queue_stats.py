@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from kmqadmin.kafka.clock import now_ms
 
+from ..models import Queue, QueueMinute
 from . import clients
-from .models import Queue, QueueMinute
 
 RATE_MINUTES = 5
 

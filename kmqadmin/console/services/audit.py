@@ -4,7 +4,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from .models import AuditEntry
+from ..models import AuditEntry
 
 
 def record(

@@ -9,8 +9,8 @@ from confluent_kafka import Message as KafkaMessage
 from kmqadmin.kmq import InFlight, QueueConfig
 from kmqadmin.kmq import headers as h
 
+from ..models import Queue
 from . import clients
-from .models import Queue
 
 
 @dataclass(frozen=True)

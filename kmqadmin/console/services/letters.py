@@ -1,0 +1,59 @@
+"""A DLQ letter as the console and the API show it, and redriving one."""
+
+import base64
+
+from confluent_kafka import Message as KafkaMessage
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from kmqadmin.kmq import headers as h
+
+from ..models import Queue
+from . import audit, clients
+from .missing import Missing
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode(errors="replace")
+
+
+def letter_fields(letter: KafkaMessage) -> dict:
+    """Text where the payload is UTF-8, base64 where it is not."""
+    record_headers = letter.headers() or []
+    value, encoding = letter.value(), "utf-8"
+    try:
+        shown_value = None if value is None else value.decode()
+    except UnicodeDecodeError:
+        shown_value, encoding = base64.b64encode(value).decode(), "base64"
+    return {
+        "partition": letter.partition(),
+        "offset": letter.offset(),
+        "timestamp_ms": letter.timestamp()[1],
+        "id": _text(h.find(record_headers, h.MESSAGE_ID)),
+        "reason": _text(h.find(record_headers, h.DLQ_REASON)),
+        "detail": _text(h.find(record_headers, h.DLQ_DETAIL)),
+        "key": _text(letter.key()),
+        "value": shown_value,
+        "encoding": encoding,
+        "headers": {k: _text(v) or "" for k, v in record_headers},
+    }
+
+
+def redrive(user: AbstractBaseUser, queue: Queue, partition: int, offset: int) -> KafkaMessage:
+    """One letter back to the queue, delivery count reset; returns the letter."""
+    letters = clients.dead_letters(queue.config())
+    known = partition in letters.partitions()
+    letter = letters.get(partition, offset) if known else None
+    if letter is None:
+        raise Missing(f"no letter at {partition}/{offset} of {queue.topic}'s DLQ")
+    letters.redrive([letter])
+    stable = h.find(letter.headers(), h.MESSAGE_ID)
+    where = f"{queue.topic}/dlq/{partition}/{offset}"
+    target = stable.decode(errors="replace") if stable else where
+    audit.record(
+        user,
+        "redrive",
+        target,
+        before={"partition": partition, "offset": offset},
+        after={"topic": queue.topic},
+    )
+    return letter

@@ -1,0 +1,64 @@
+"""What a person or a service can do to a queue's messages, audited.
+
+Each action writes to Kafka and waits for the broker before it records the
+audit entry, so the log never claims an effect the broker did not take.
+"""
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from kmqadmin.kmq import InFlight
+
+from ..models import Queue
+from . import audit, clients
+from .missing import Missing
+
+MESSAGE_ACTIONS = ("ack", "retry", "extend", "reject")
+# The option an action takes, kept in its audit entry.
+ACTION_OPTION = {"extend": "ms", "reject": "reason"}
+
+
+def enqueue(
+    user: AbstractBaseUser,
+    queue: Queue,
+    payload: bytes,
+    key: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """One message onto the queue; returns once the broker has it."""
+    producer = clients.producer(queue.config())
+    producer.send(
+        payload,
+        key=None if key is None else key.encode(),
+        headers={name: value.encode() for name, value in (headers or {}).items()},
+    )
+    producer.flush(10)
+    audit.record(user, "enqueue", queue.topic, after={"bytes": len(payload)})
+
+
+def act(
+    user: AbstractBaseUser, queue: Queue, message_id: str, action: str, **options: Any
+) -> InFlight:
+    """ack / retry / extend (``ms``) / reject (``reason``) the open delivery
+    of the message with kmq-id ``message_id``."""
+    config = queue.config()
+    delivery = clients.in_flight(config).find(message_id)
+    if delivery is None:
+        raise Missing(f"message {message_id} is not in flight on {queue.topic}")
+    writer, p, o = clients.marker_writer(config), delivery.partition, delivery.offset
+    if action == "ack":
+        writer.ack(p, o)
+    elif action == "retry":
+        writer.retry(p, o)
+    elif action == "extend":
+        writer.extend(p, o, options["ms"])
+    elif action == "reject":
+        writer.reject(p, o, options.get("reason", ""))
+    else:
+        raise ValueError(f"unknown action {action!r}; one of {MESSAGE_ACTIONS}")
+    before = {"partition": p, "offset": o, "deadline_ms": delivery.deadline_ms}
+    field = ACTION_OPTION.get(action)
+    after = {field: options[field]} if field else None
+    audit.record(user, action, message_id, before=before, after=after)
+    return delivery

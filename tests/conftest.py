@@ -1,5 +1,6 @@
 """Fixtures shared by the whole suite: a real Apache Kafka broker over TCP."""
 
+import gc
 import os
 import uuid
 from collections.abc import Iterator
@@ -32,9 +33,12 @@ def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
         return
     with EmbeddedBroker() as broker:
         yield broker
-        # The web process's kept clients would otherwise outlive the broker and
-        # fill the end of the run with their reconnect attempts.
+        # The web process's kept clients, and clients the tests dropped but a
+        # reference cycle keeps (a producer's delivery callback is a bound
+        # method), would otherwise outlive the broker and fill the end of the
+        # run with their reconnect attempts.
         clients.close()
+        gc.collect()
 
 
 @pytest.fixture(scope="session")

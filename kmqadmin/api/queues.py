@@ -8,18 +8,18 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import messages
+from kmqadmin.console.services import cursors, messages
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.queue_stats import queue_stats
 
 from . import serializers as s
-from .paging import LIMIT, page_limit
+from .paging import LIMIT, page_after, page_limit
 
 
 class PayloadTooLarge(APIException):
@@ -82,10 +82,14 @@ class InFlightList(QueueAPIView):
     )
     def get(self, request: Request, topic: str) -> Response:
         """A page of deliveries in flight, in (partition, offset) order."""
-        after, limit = _cursor(request.query_params.get("after")), page_limit(request)
+        after, limit = page_after(request, cursors.in_flight_after), page_limit(request)
         page = in_flight_page(self.queue(topic), limit, after)
         last = page.rows[-1] if page.rows else None
-        cursor = f"{last['partition']}:{last['offset']}" if len(page.rows) == limit else None
+        cursor = (
+            cursors.in_flight_cursor(last["partition"], last["offset"])
+            if last is not None and len(page.rows) == limit
+            else None
+        )
         body = {"count": page.count, "results": page.rows, "next": cursor}
         return Response(s.InFlightPageSerializer(body).data)
 
@@ -106,13 +110,3 @@ class MessageAction(QueueAPIView):
         p, o = delivery.partition, delivery.offset
         done = {"id": message_id, "action": action, "partition": p, "offset": o}
         return Response(s.ActionDoneSerializer(done).data)
-
-
-def _cursor(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
-    try:
-        partition, offset = text.split(":")
-        return int(partition), int(offset)
-    except ValueError:
-        raise ValidationError({"after": "expected PARTITION:OFFSET, e.g. 2:1500"}) from None

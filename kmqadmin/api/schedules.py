@@ -6,13 +6,12 @@ Every body is built by the serializer the view's schema names.
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services import clients, cursors
 from kmqadmin.console.services.schedules import (
     cancel_schedule,
     fire_schedule,
@@ -21,7 +20,7 @@ from kmqadmin.console.services.schedules import (
 )
 
 from . import serializers as s
-from .paging import LIMIT, page_limit
+from .paging import LIMIT, page_after, page_limit
 
 
 class SchedulesAPIView(APIView):
@@ -39,8 +38,8 @@ class ScheduleList(SchedulesAPIView):
         """Live schedules, soonest first."""
         view = clients.upcoming(self.topic(topic).config())
         limit = page_limit(request)
-        page = view.page(limit, _cursor(request.query_params.get("after")))
-        cursor = f"{page[-1].due_ms}:{page[-1].id}" if len(page) == limit else None
+        page = view.page(limit, page_after(request, cursors.schedule_after))
+        cursor = cursors.schedule_cursor(page[-1]) if len(page) == limit else None
         body = {"count": view.count(), "complete": view.complete, "results": page, "next": cursor}
         return Response(s.UpcomingPageSerializer(body).data)
 
@@ -84,12 +83,3 @@ class FireNow(SchedulesAPIView):
         """A new version due now, with the payload, key and headers it had."""
         fire_schedule(request.user, self.topic(topic), schedule_id)
         return Response(status=status.HTTP_200_OK)
-
-
-def _cursor(text: str | None) -> tuple[int, str] | None:
-    if not text:
-        return None
-    due, sep, schedule_id = text.partition(":")
-    if not sep or not due.isdigit():
-        raise ValidationError({"after": "expected DUE_MS:ID, as in a page's next"})
-    return int(due), schedule_id

@@ -7,6 +7,12 @@ import binascii
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
+from kmqadmin.kmq import names
+from kmqadmin.kmq.headers import PREFIX as KMQ_PREFIX
+from kmqadmin.scheduler.wire import PREFIX as SCHEDULER_PREFIX
+
+# A producer's headers may not start so: these are kmqadmin's own.
+RESERVED_HEADERS = (KMQ_PREFIX, SCHEDULER_PREFIX)
 
 
 class QueueSerializer(serializers.ModelSerializer):
@@ -47,10 +53,9 @@ class PayloadSerializer(serializers.Serializer):
                 raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
         else:
             attrs["payload"] = attrs["value"].encode()
-        reserved = ("kmq-", "scheduler-")
-        if any(name.startswith(reserved) for name in attrs["headers"]):
+        if any(name.startswith(RESERVED_HEADERS) for name in attrs["headers"]):
             raise serializers.ValidationError(
-                {"headers": "kmq-* and scheduler-* headers are kmqadmin's own"}
+                {"headers": " and ".join(f"{p}*" for p in RESERVED_HEADERS) + " are kmqadmin's own"}
             )
         return attrs
 
@@ -64,7 +69,7 @@ class ScheduleSerializer(PayloadSerializer):
     at ``at``. Writing an existing id makes a new version of it."""
 
     at = serializers.DateTimeField(help_text="ISO 8601; without an offset, UTC")
-    target_topic = serializers.RegexField(r"^[a-zA-Z0-9._-]{1,249}$")
+    target_topic = serializers.RegexField(rf"^{names.TOPIC_NAME}$")
 
 
 class NewScheduleSerializer(ScheduleSerializer):

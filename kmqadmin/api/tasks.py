@@ -1,10 +1,11 @@
 """The REST API for background jobs: where one stands."""
 
-from celery.result import AsyncResult
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from kmqadmin.console.services.jobs import job_status
 
 from . import serializers as s
 
@@ -13,8 +14,6 @@ class TaskStatus(APIView):
     @extend_schema(responses=s.TaskStatusSerializer)
     def get(self, request: Request, task_id: str) -> Response:
         """A job's state and progress (the final counts once it succeeded)."""
-        job = AsyncResult(task_id)
-        info = job.info if isinstance(job.info, dict) else None
-        if job.failed():
-            info = {"error": str(job.info)}
-        return Response(s.TaskStatusSerializer({"state": job.state, "progress": info}).data)
+        job = job_status(task_id)
+        progress = {"error": job.error} if job.error is not None else job.progress or None
+        return Response(s.TaskStatusSerializer({"state": job.state, "progress": progress}).data)

@@ -1,11 +1,13 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from kmqadmin.kmq import names
+
 from . import dead_letters, queues, schedules, tasks
 
 app_name = "api"
 
-TOPIC = r"(?P<topic>[a-zA-Z0-9._-]{1,249})"
+TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

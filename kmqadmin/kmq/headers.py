@@ -3,6 +3,9 @@
 import re
 import struct
 
+# Every header kmqadmin writes on a queue's records starts with this; a
+# producer's own headers must not (the API refuses them).
+PREFIX = "kmq-"
 REDELIVERY_COUNT = "kmq-redelivery-count"
 MESSAGE_ID = "kmq-id"
 DLQ_REASON = "kmq-dlq-reason"
@@ -46,6 +49,13 @@ def stable_id(record_headers: Headers | None, topic: str, partition: int, offset
     """The kmq-id of the record at these coordinates: its kmq-id header, or its
     own coordinates on a first copy, which carries none (QueueProducer's)."""
     return find(record_headers, MESSAGE_ID) or message_id(topic, partition, offset).encode()
+
+
+def retry_schedule_id(message_id: bytes, redelivery: int) -> bytes:
+    """The schedule id of a delayed copy (a queue with a backoff): one per
+    message and attempt, so a tracker that redoes a redelivery after a crash
+    writes the same schedule again instead of a second one."""
+    return b"kmq-retry/%s/%d" % (message_id, redelivery)
 
 
 _SEP = re.escape(MESSAGE_ID_SEPARATOR)

@@ -141,7 +141,7 @@ class Redeliverer:
         message_id = headers.find(out.headers, headers.MESSAGE_ID) or b""
         producer.produce(
             config.schedules_topic,
-            key=b"kmq-retry/%s/%d" % (message_id, out.redelivery),
+            key=headers.retry_schedule_id(message_id, out.redelivery),
             value=out.value,
             headers=wire.schedule_headers(
                 now_ms() + config.backoff.delay_ms(out.redelivery),

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
+# The prefix of every header etf1's wire format gives a meaning to.
+PREFIX = "scheduler-"
 EPOCH = "scheduler-epoch"
 TARGET_TOPIC = "scheduler-target-topic"
 TARGET_KEY = "scheduler-target-key"

@@ -44,6 +44,6 @@ def schedule_after(text: str | None) -> tuple[int, str] | None:
     if not text:
         return None
     due, sep, schedule_id = text.partition(SEPARATOR)
-    if not sep or not due.isdigit():
+    if not sep or not (due.isascii() and due.isdigit()):  # "²".isdigit(), but int() refuses it
         raise BadCursor(f"expected {SCHEDULE_FORM}")
     return int(due), schedule_id

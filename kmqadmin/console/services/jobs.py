@@ -10,7 +10,10 @@ is what travels through the broker and what beat's schedule names, so a job
 queued before an upgrade still finds its task after it.
 """
 
+from dataclasses import dataclass
+
 from celery import Task, shared_task
+from celery.result import AsyncResult
 from django.contrib.auth import get_user_model
 
 from kmqadmin.kafka.clock import now_ms
@@ -45,7 +48,8 @@ def redrive_letters(
             letters.redrive(page.letters)
             redriven += len(page.letters)
             position = high if page.next_offset is None else page.next_offset
-            self.update_state(state="PROGRESS", meta=_progress(redriven, position, low, high))
+            fraction = (position - low) / max(high - low, 1)
+            self.update_state(state="PROGRESS", meta=progress(fraction, redriven=redriven))
             if page.next_offset is None:
                 break
             start = page.next_offset
@@ -53,7 +57,7 @@ def redrive_letters(
         letters.close()
     target = f"{queue.topic}/dlq/{partition}"
     _audit(user_id, "bulk redrive", target, before={"filter": match}, after={"redriven": redriven})
-    return _progress(redriven, high, low, high)
+    return progress(1.0, redriven=redriven)
 
 
 @shared_task(bind=True, name=NAME.format("replay_range"))
@@ -71,23 +75,23 @@ def replay_range(self: Task, queue_id: int, span: dict, user_id: int | None) -> 
             before = sent
             for position, sent_here in replayer.replay(s):
                 sent = before + sent_here
-                fraction = round(min(1.0, (done + position - s.start) / total), 3)
-                self.update_state(state="PROGRESS", meta={"replayed": sent, "fraction": fraction})
+                fraction = (done + position - s.start) / total
+                self.update_state(state="PROGRESS", meta=progress(fraction, replayed=sent))
             done += s.size
     finally:
         replayer.close()
     _audit(user_id, "replay", queue.topic, before={"span": span}, after={"replayed": sent})
-    return {"replayed": sent, "fraction": 1.0}
+    return progress(1.0, replayed=sent)
 
 
 @shared_task(bind=True, name=NAME.format("purge_queue"))
 def purge_queue(self: Task, queue_id: int, user_id: int | None) -> dict:
     """The workers' group past every message, and what is in flight acked."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
-    self.update_state(state="PROGRESS", meta={"fraction": 0.0})
+    self.update_state(state="PROGRESS", meta=progress(0.0))
     done = purge(queue.config())
     _audit(user_id, "purge", queue.topic, after=done)
-    return done | {"fraction": 1.0}
+    return progress(1.0, **done)
 
 
 @shared_task(name=NAME.format("analytics"))
@@ -107,6 +111,27 @@ def _audit(user_id: int | None, action: str, target: str, **states: object) -> N
     audit.record(user, action, target, **states)
 
 
-def _progress(redriven: int, position: int, low: int, high: int) -> dict:
-    span = max(high - low, 1)
-    return {"redriven": redriven, "fraction": round(min(1.0, (position - low) / span), 3)}
+def progress(fraction: float, **counts: int) -> dict:
+    """A job's progress as its Celery state carries it: its counts so far and
+    the fraction done, 0 to 1 (what the API and the progress bar show)."""
+    return {**counts, "fraction": round(min(1.0, max(0.0, fraction)), 3)}
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where a job stands, read back from its Celery result."""
+
+    state: str
+    progress: dict  # the counts and fraction of progress(); empty before the first report
+    error: str | None  # what a failed job raised
+
+    @property
+    def percent(self) -> int:
+        default = 1.0 if self.state == "SUCCESS" else 0.0
+        return round(100 * self.progress.get("fraction", default))
+
+
+def job_status(task_id: str) -> JobStatus:
+    job = AsyncResult(task_id)
+    info = job.info if isinstance(job.info, dict) else {}
+    return JobStatus(job.state, info, str(job.info) if job.failed() else None)

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from ..decorators import viewer
+from ..services.jobs import job_status
 
 
 def started(request: HttpRequest, job: AsyncResult) -> HttpResponse:
@@ -14,13 +15,12 @@ def started(request: HttpRequest, job: AsyncResult) -> HttpResponse:
 
 @viewer
 def progress(request: HttpRequest, task_id: str) -> HttpResponse:
-    job = AsyncResult(task_id)
-    info = job.info if isinstance(job.info, dict) else {}
+    job = job_status(task_id)
     context = {
         "task_id": task_id,
         "state": job.state,
-        "info": info,
-        "percent": round(100 * info.get("fraction", 1.0 if job.successful() else 0.0)),
-        "error": str(job.info) if job.failed() else None,
+        "info": job.progress,
+        "percent": job.percent,
+        "error": job.error,
     }
     return render(request, "console/_progress.html", context)

@@ -1,6 +1,7 @@
 """Fixtures shared by the whole suite: a real Apache Kafka broker over TCP."""
 
 import gc
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -49,6 +50,9 @@ def spark():
     session = spark_session("local[2]", "kmqadmin-tests")
     yield session
     session.stop()
+    # py4j says goodbye from __del__ at interpreter exit, after pytest has
+    # closed the streams logging writes to: a traceback of noise at the end.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture

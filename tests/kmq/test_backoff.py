@@ -8,7 +8,9 @@ import pytest
 
 from kmqadmin.kmq import Backoff, QueueClient, QueueConfig, RedeliveryTracker
 from kmqadmin.kmq import headers as h
-from kmqadmin.scheduler import Scheduler
+from kmqadmin.scheduler import Scheduler, wire
+from kmqadmin.scheduler.scheduler import BARRIER_KEY
+from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import dlq, send
 
@@ -60,9 +62,15 @@ def test_redeliveries_wait_for_the_backoff_then_go_to_the_dlq(queue: QueueConfig
         tracker.stop()
         scheduler.stop()
     assert [count for _, count in seen] == [1, 2, 3]
+    # The tracker scheduled each copy the backoff after it redelivered: 1 s, then 2 s.
+    retries = [r for r in read_all(queue, queue.schedules_topic) if r.value() is not None]
+    retries = [r for r in retries if r.key() != BARRIER_KEY]
+    delays = [wire.deadline(r.headers()) - r.timestamp()[1] for r in retries]
+    assert [round(d, -2) for d in sorted(delays)] == [1000, 2000], delays
+    # No copy came sooner than the 0.5 s timeout plus its backoff. (How much
+    # later depends on the machine: start-up, a cold first read-back.)
     gaps = [b - a for (a, _), (b, _) in itertools.pairwise(seen)]
-    # Each gap is the 0.5 s timeout plus the backoff, give or take the tracker's tick.
-    assert 1.4 <= gaps[0] < 2.5 and 2.4 <= gaps[1] < 3.5, gaps
+    assert gaps[0] >= 1.45 and gaps[1] >= 2.45, gaps
     (dead,) = dlq(queue)
     assert h.find(dead.headers(), h.DLQ_REASON) == b"max-redeliveries"
     assert h.find(dead.headers(), "trace") == b"abc"

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
 
-from .signals import stop_event
+from .stopping import stop_event
 
 
 def add_arguments(parser: ArgumentParser) -> None:

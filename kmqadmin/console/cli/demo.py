@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 
-from .signals import stop_event
+from .stopping import stop_event
 
 DEMO_QUEUES = {"orders": 3, "emails": 3}
 

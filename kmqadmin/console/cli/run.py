@@ -23,7 +23,7 @@ from kmqadmin.kafka.topics import cluster_metadata
 
 from .children import Children
 from .processes import commands
-from .signals import stop_event
+from .stopping import stop_event
 
 
 def add_arguments(parser: ArgumentParser) -> None:

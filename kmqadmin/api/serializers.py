@@ -55,7 +55,7 @@ class PayloadSerializer(serializers.Serializer):
             attrs["payload"] = attrs["value"].encode()
         if any(name.startswith(RESERVED_HEADERS) for name in attrs["headers"]):
             raise serializers.ValidationError(
-                {"headers": " and ".join(f"{p}*" for p in RESERVED_HEADERS) + " are kmqadmin's own"}
+                {"headers": " and ".join(f"{p}*" for p in RESERVED_HEADERS) + " headers are kmqadmin's own"}
             )
         return attrs
 

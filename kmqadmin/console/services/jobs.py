@@ -133,5 +133,6 @@ class JobStatus:
 
 def job_status(task_id: str) -> JobStatus:
     job = AsyncResult(task_id)
-    info = job.info if isinstance(job.info, dict) else {}
-    return JobStatus(job.state, info, str(job.info) if job.failed() else None)
+    state, info = job.state, job.info  # read once: the job may end between two reads
+    progress = info if isinstance(info, dict) else {}
+    return JobStatus(state, progress, str(info) if state == "FAILURE" else None)

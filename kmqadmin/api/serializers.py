@@ -54,9 +54,8 @@ class PayloadSerializer(serializers.Serializer):
         else:
             attrs["payload"] = attrs["value"].encode()
         if any(name.startswith(RESERVED_HEADERS) for name in attrs["headers"]):
-            raise serializers.ValidationError(
-                {"headers": " and ".join(f"{p}*" for p in RESERVED_HEADERS) + " headers are kmqadmin's own"}
-            )
+            reserved = " and ".join(f"{p}*" for p in RESERVED_HEADERS)
+            raise serializers.ValidationError({"headers": f"{reserved} headers are kmqadmin's own"})
         return attrs
 
 

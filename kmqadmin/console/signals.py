@@ -1,8 +1,11 @@
 """Closes the Kafka clients a queue or schedules topic had once it is saved or
-deleted: the next request builds them from the row as it now is."""
+deleted: the next request builds them from the row as it now is. A queue's
+own schedules topic (its backoff's) goes with it."""
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+
+from kmqadmin.kmq import names
 
 from .models import Queue, ScheduleTopic
 from .services import clients
@@ -12,3 +15,5 @@ from .services import clients
 @receiver([post_save, post_delete], sender=ScheduleTopic)
 def close_clients(sender: type, instance: Queue | ScheduleTopic, **kwargs: object) -> None:
     clients.close(instance.topic)
+    if isinstance(instance, Queue):
+        clients.close(names.schedules_topic(instance.topic))

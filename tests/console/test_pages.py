@@ -273,3 +273,14 @@ def test_editing_or_deleting_a_queue_closes_its_kept_clients(registered: Queue) 
     registered.delete()
     with pytest.raises(RuntimeError):
         fresh.refresh()
+
+
+def test_saving_a_queue_closes_the_clients_of_its_backoff_schedules(registered: Queue) -> None:
+    registered.backoff_initial_ms = 1000
+    registered.save()
+    registered.config().ensure_topics(partitions=1)
+    kept = clients.upcoming(registered.config().scheduler_config())
+    registered.backoff_max_ms = 2000
+    registered.save()
+    with pytest.raises(RuntimeError):  # closed: confluent-kafka refuses a closed consumer
+        kept.refresh()

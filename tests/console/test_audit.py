@@ -76,6 +76,20 @@ def test_an_effect_kafka_refuses_leaves_a_failed_entry_on_the_page(kafka) -> Non
     assert 'data-status="failed"' in page and "not delivered" in page
 
 
+def test_registry_saves_are_audited_once_valid_whatever_kafka_says(kafka) -> None:
+    admin = client_as("admin")
+    dead = Cluster.objects.create(name="dead", bootstrap_servers="127.0.0.1:1")
+    fields = {"cluster": dead.pk, "topic": "far-away", "group_id": "g", "partitions": 1}
+    fields |= {"message_timeout_ms": 5000, "max_redeliveries": 2, "backoff_multiplier": 2.0}
+    fields |= {"backoff_max_ms": 60_000}
+    assert admin.post("/registry/queue/new", fields | {"topic": "no spaces"}).status_code == 400
+    assert not AuditEntry.objects.filter(action="register queue").exists()
+    assert admin.post("/registry/queue/new", fields).status_code == 503  # no topics made
+    [entry] = AuditEntry.objects.filter(action="register queue")
+    assert (entry.target, entry.status, entry.after["topic"]) == ("far-away", "failed", "far-away")
+    assert entry.error.startswith("BrokerUnavailable: cannot reach Kafka at 127.0.0.1:1")
+
+
 def test_a_failed_job_is_audited_from_start_to_failure(kafka) -> None:
     cluster = Cluster.objects.create(name="c", bootstrap_servers=kafka.bootstrap_servers)
     queue = Queue.objects.create(cluster=cluster, topic="never-created", group_id="g")

@@ -63,7 +63,7 @@ KMQ_SERVICES_REFRESH_S = env.float("KMQ_SERVICES_REFRESH_S", 30.0)
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "kmqadmin.console.apps.AuditedAdminConfig",  # django.contrib.admin, audited
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

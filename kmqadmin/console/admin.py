@@ -1,6 +1,7 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
-from .models import Cluster, Queue
+from .models import AuditEntry, Cluster, Queue
 
 
 @admin.register(Cluster)
@@ -12,3 +13,21 @@ class ClusterAdmin(admin.ModelAdmin):
 class QueueAdmin(admin.ModelAdmin):
     list_display = ["topic", "cluster", "group_id", "message_timeout_ms", "max_redeliveries"]
     list_filter = ["cluster"]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """Read-only: the audit log is append-only (the model refuses changes too)."""
+
+    list_display = ["at", "username", "action", "target", "status"]
+    list_filter = ["status", "action"]
+    search_fields = ["username", "target"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False

@@ -36,7 +36,9 @@ def test_anonymous_is_sent_to_log_in_and_a_viewer_cannot_act(registered: Queue) 
     assert viewer.post(f"/queues/{topic}/topics").status_code == 403
     created = admin.post(f"/queues/{topic}/topics", follow=True)
     assert b"nothing, all exist" in created.content
-    assert list(AuditEntry.objects.values_list("action", flat=True)) == ["create topics"]
+    assert list(AuditEntry.objects.filter(target=topic).values_list("action", flat=True)) == [
+        "create topics"
+    ]
 
 
 def test_forms_need_the_csrf_token(registered: Queue) -> None:
@@ -92,7 +94,10 @@ def test_operator_retries_and_rejects_then_redrives_from_the_dlq(
     assert operator.get(f"/queues/{topic}/messages/{topic}/0/999999").status_code == 404
     user = User.objects.get(username="operator")
     assert list(
-        AuditEntry.objects.filter(user=user).order_by("id").values_list("action", "target")
+        AuditEntry.objects.filter(user=user)
+        .exclude(action="login")
+        .order_by("id")
+        .values_list("action", "target")
     ) == [
         ("retry", retried.id),
         ("reject", rejected.id),

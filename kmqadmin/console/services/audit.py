@@ -1,10 +1,57 @@
-"""The audit trail: every action a person or a service takes through kmqadmin."""
+"""The audit trail: every action a person or a service takes through kmqadmin.
 
+An action with an effect outside this database (Kafka) is written in two
+steps: its intent before the effect, its outcome after (``action``). If the
+intent cannot be written the effect is not attempted, and an effect that
+fails leaves a ``failed`` entry with the error. A change the database makes
+in the same transaction as its entry (admin edits, roles, tokens, logins)
+is one entry with its outcome (``record``).
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from rest_framework.authtoken.models import Token
 
 from ..models import AuditEntry
+
+Status = AuditEntry.Status
+
+# Who is acting in this request, for receivers of model signals (role and
+# token changes), which Django calls without the request.
+_actor: ContextVar[AbstractBaseUser | None] = ContextVar("audit_actor", default=None)
+
+
+@contextmanager
+def action(
+    user: AbstractBaseUser | None,
+    action: str,
+    target: str,
+    before: Any = None,
+    after: Any = None,
+) -> Iterator[AuditEntry]:
+    """Writes the entry ``pending``, runs the block (the effect), then marks
+    it ``done``, or ``failed`` with the error, which goes on up. ``before``
+    / ``after``: the target around the action as JSON-able values; the block
+    may set ``entry.after`` to what the effect reported. ``user`` is None
+    for a job whose requester has since been deleted."""
+    entry = AuditEntry.objects.create(
+        user=user,
+        action=action,
+        target=target,
+        before=before,
+        after=after,
+        status=Status.PENDING,
+    )
+    try:
+        yield entry
+    except Exception as exc:
+        entry.finish(Status.FAILED, after=entry.after, error=f"{type(exc).__name__}: {exc}")
+        raise
+    entry.finish(Status.DONE, after=entry.after)
 
 
 def record(
@@ -13,10 +60,36 @@ def record(
     target: str,
     before: Any = None,
     after: Any = None,
+    *,
+    error: str = "",
 ) -> AuditEntry:
-    """``before`` / ``after``: what the target looked like around the action,
-    as JSON-able values (None where there is nothing to show). ``user`` is
-    None for a job whose requester has since been deleted."""
+    """An action already taken: ``done``, or ``failed`` with ``error``."""
     return AuditEntry.objects.create(
-        user=user, action=action, target=target, before=before, after=after
+        user=user,
+        action=action,
+        target=target,
+        before=before,
+        after=after,
+        status=Status.FAILED if error else Status.DONE,
+        error=error,
     )
+
+
+@contextmanager
+def acting(user: AbstractBaseUser | None) -> Iterator[None]:
+    """``user`` is the actor of what the block changes (see ``actor``)."""
+    token = _actor.set(user)
+    try:
+        yield
+    finally:
+        _actor.reset(token)
+
+
+def actor() -> AbstractBaseUser | None:
+    """The user acting in this request; None outside one (a command, a shell)."""
+    return _actor.get()
+
+
+def token_target(token: Token) -> str:
+    """An API token as its audit target: whose it is, never its key."""
+    return f"API token of {token.user.get_username()}"

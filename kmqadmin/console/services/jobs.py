@@ -5,11 +5,15 @@ the API's task endpoint and the console's progress bar read. They live with
 the services they extend, not in ``workers/``, so the console and the API
 start them without importing the worker side (which imports the models).
 
+Each is audited from its start (pending) to its end (done) or failure
+(failed, with the error), its entry keeping the counts reached either way.
+
 Each task keeps the name it had in ``kmqadmin/workers/tasks.py``: a task name
 is what travels through the broker and what beat's schedule names, so a job
 queued before an upgrade still finds its task after it.
 """
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from celery import Task, shared_task
@@ -20,7 +24,7 @@ from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
 from kmqadmin.kmq.replay import Replayer, purge
 
-from ..models import Queue
+from ..models import AuditEntry, Queue
 from . import audit
 
 PAGE = 500
@@ -38,25 +42,26 @@ def redrive_letters(
     while it runs are included up to where it stops."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
     wanted = LetterFilter.from_json(match)
-    letters = DeadLetters(queue.config())
-    redriven = 0
-    try:
-        low, high = letters.bounds(partition)
-        start: int | None = None
-        while True:
-            page = letters.page(partition, PAGE, start, wanted)
-            letters.redrive(page.letters)
-            redriven += len(page.letters)
-            position = high if page.next_offset is None else page.next_offset
-            fraction = (position - low) / max(high - low, 1)
-            self.update_state(state="PROGRESS", meta=progress(fraction, redriven=redriven))
-            if page.next_offset is None:
-                break
-            start = page.next_offset
-    finally:
-        letters.close()
     target = f"{queue.topic}/dlq/{partition}"
-    _audit(user_id, "bulk redrive", target, before={"filter": match}, after={"redriven": redriven})
+    redriven = 0
+    with _audit(user_id, "bulk redrive", target, {"filter": match}, {"redriven": 0}) as entry:
+        letters = DeadLetters(queue.config())
+        try:
+            low, high = letters.bounds(partition)
+            start: int | None = None
+            while True:
+                page = letters.page(partition, PAGE, start, wanted)
+                letters.redrive(page.letters)
+                redriven += len(page.letters)
+                entry.after = {"redriven": redriven}
+                position = high if page.next_offset is None else page.next_offset
+                fraction = (position - low) / max(high - low, 1)
+                self.update_state(state="PROGRESS", meta=progress(fraction, redriven=redriven))
+                if page.next_offset is None:
+                    break
+                start = page.next_offset
+        finally:
+            letters.close()
     return progress(1.0, redriven=redriven)
 
 
@@ -65,22 +70,23 @@ def replay_range(self: Task, queue_id: int, span: dict, user_id: int | None) -> 
     """A range of the queue sent again as fresh messages; ``span`` holds
     partition (None: all), start / end offsets or since_ms / until_ms."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
-    replayer = Replayer(queue.config())
     sent = 0
-    try:
-        spans = replayer.spans(**span)
-        total = max(sum(s.size for s in spans), 1)
-        done = 0
-        for s in spans:
-            before = sent
-            for position, sent_here in replayer.replay(s):
-                sent = before + sent_here
-                fraction = (done + position - s.start) / total
-                self.update_state(state="PROGRESS", meta=progress(fraction, replayed=sent))
-            done += s.size
-    finally:
-        replayer.close()
-    _audit(user_id, "replay", queue.topic, before={"span": span}, after={"replayed": sent})
+    with _audit(user_id, "replay", queue.topic, {"span": span}, {"replayed": 0}) as entry:
+        replayer = Replayer(queue.config())
+        try:
+            spans = replayer.spans(**span)
+            total = max(sum(s.size for s in spans), 1)
+            done = 0
+            for s in spans:
+                before = sent
+                for position, sent_here in replayer.replay(s):
+                    sent = before + sent_here
+                    entry.after = {"replayed": sent}
+                    fraction = (done + position - s.start) / total
+                    self.update_state(state="PROGRESS", meta=progress(fraction, replayed=sent))
+                done += s.size
+        finally:
+            replayer.close()
     return progress(1.0, replayed=sent)
 
 
@@ -88,9 +94,9 @@ def replay_range(self: Task, queue_id: int, span: dict, user_id: int | None) -> 
 def purge_queue(self: Task, queue_id: int, user_id: int | None) -> dict:
     """The workers' group past every message, and what is in flight acked."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
-    self.update_state(state="PROGRESS", meta=progress(0.0))
-    done = purge(queue.config())
-    _audit(user_id, "purge", queue.topic, after=done)
+    with _audit(user_id, "purge", queue.topic) as entry:
+        self.update_state(state="PROGRESS", meta=progress(0.0))
+        done = entry.after = purge(queue.config())
     return progress(1.0, **done)
 
 
@@ -106,9 +112,12 @@ def analytics(window_s: int) -> dict:
     }
 
 
-def _audit(user_id: int | None, action: str, target: str, **states: object) -> None:
+def _audit(
+    user_id: int | None, action: str, target: str, before: object = None, after: object = None
+) -> AbstractContextManager[AuditEntry]:
+    """The job's entry, as its requester (None if deleted since)."""
     user = get_user_model().objects.filter(pk=user_id).first()
-    audit.record(user, action, target, **states)
+    return audit.action(user, action, target, before, after)
 
 
 def progress(fraction: float, **counts: int) -> dict:

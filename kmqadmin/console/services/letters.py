@@ -45,15 +45,15 @@ def redrive(user: AbstractBaseUser, queue: Queue, partition: int, offset: int) -
     letter = letters.get(partition, offset) if known else None
     if letter is None:
         raise Missing(f"no letter at {partition}/{offset} of {queue.topic}'s DLQ")
-    letters.redrive([letter])
     stable = h.find(letter.headers(), h.MESSAGE_ID)
     where = f"{queue.topic}/dlq/{partition}/{offset}"
     target = stable.decode(errors="replace") if stable else where
-    audit.record(
+    with audit.action(
         user,
         "redrive",
         target,
         before={"partition": partition, "offset": offset},
         after={"topic": queue.topic},
-    )
+    ):
+        letters.redrive([letter])
     return letter

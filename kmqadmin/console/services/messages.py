@@ -1,7 +1,8 @@
 """What a person or a service can do to a queue's messages, audited.
 
-Each action writes to Kafka and waits for the broker before it records the
-audit entry, so the log never claims an effect the broker did not take.
+Each action records its intent in the audit log, writes to Kafka, waits for
+the broker and records the outcome, so the log never claims an effect the
+broker did not take, nor misses one it did.
 """
 
 from typing import Any
@@ -28,13 +29,13 @@ def enqueue(
 ) -> None:
     """One message onto the queue; returns once the broker has it."""
     producer = clients.producer(queue.config())
-    producer.send(
-        payload,
-        key=None if key is None else key.encode(),
-        headers={name: value.encode() for name, value in (headers or {}).items()},
-    )
-    producer.flush(10)
-    audit.record(user, "enqueue", queue.topic, after={"bytes": len(payload)})
+    with audit.action(user, "enqueue", queue.topic, after={"bytes": len(payload)}):
+        producer.send(
+            payload,
+            key=None if key is None else key.encode(),
+            headers={name: value.encode() for name, value in (headers or {}).items()},
+        )
+        producer.flush(10)
 
 
 def act(
@@ -42,23 +43,23 @@ def act(
 ) -> InFlight:
     """ack / retry / extend (``ms``) / reject (``reason``) the open delivery
     of the message with kmq-id ``message_id``."""
+    if action not in MESSAGE_ACTIONS:
+        raise ValueError(f"unknown action {action!r}; one of {MESSAGE_ACTIONS}")
     config = queue.config()
     delivery = clients.in_flight(config).find(message_id)
     if delivery is None:
         raise Missing(f"message {message_id} is not in flight on {queue.topic}")
     writer, p, o = clients.marker_writer(config), delivery.partition, delivery.offset
-    if action == "ack":
-        writer.ack(p, o)
-    elif action == "retry":
-        writer.retry(p, o)
-    elif action == "extend":
-        writer.extend(p, o, options["ms"])
-    elif action == "reject":
-        writer.reject(p, o, options.get("reason", ""))
-    else:
-        raise ValueError(f"unknown action {action!r}; one of {MESSAGE_ACTIONS}")
     before = {"partition": p, "offset": o, "deadline_ms": delivery.deadline_ms}
     field = ACTION_OPTION.get(action)
     after = {field: options[field]} if field else None
-    audit.record(user, action, message_id, before=before, after=after)
+    with audit.action(user, action, message_id, before=before, after=after):
+        if action == "ack":
+            writer.ack(p, o)
+        elif action == "retry":
+            writer.retry(p, o)
+        elif action == "extend":
+            writer.extend(p, o, options["ms"])
+        else:
+            writer.reject(p, o, options.get("reason", ""))
     return delivery

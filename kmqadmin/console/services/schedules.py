@@ -1,7 +1,7 @@
 """What a person or a service can do to a schedules topic's schedules, audited.
 
-Each action writes a schedule version or a tombstone and waits for the
-broker before it records the audit entry.
+Each action records its intent in the audit log, writes a schedule version
+or a tombstone, waits for the broker and records the outcome.
 """
 
 import time
@@ -31,27 +31,27 @@ def write_schedule(
     before = schedule_fields(live_schedule(topic, schedule_id)) if edit else None
     key = data.get("key")
     client = clients.schedule_client(topic.config())
-    client.schedule(
-        schedule_id,
-        data["at"],
-        data["target_topic"],
-        data["payload"],
-        target_key=None if key is None else key.encode(),
-        headers=data.get("headers") or {},
-    )
-    client.flush(10)
     after = {"at": data["at"].isoformat(), "target_topic": data["target_topic"]}
     action = "edit schedule" if edit else "schedule"
-    audit.record(user, action, f"{topic.topic}/{schedule_id}", before, after)
+    with audit.action(user, action, f"{topic.topic}/{schedule_id}", before, after):
+        client.schedule(
+            schedule_id,
+            data["at"],
+            data["target_topic"],
+            data["payload"],
+            target_key=None if key is None else key.encode(),
+            headers=data.get("headers") or {},
+        )
+        client.flush(10)
 
 
 def cancel_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str) -> None:
     """A tombstone, so it never fires."""
     before = schedule_fields(live_schedule(topic, schedule_id))
     client = clients.schedule_client(topic.config())
-    client.cancel(schedule_id)
-    client.flush(10)
-    audit.record(user, "cancel schedule", f"{topic.topic}/{schedule_id}", before=before)
+    with audit.action(user, "cancel schedule", f"{topic.topic}/{schedule_id}", before=before):
+        client.cancel(schedule_id)
+        client.flush(10)
 
 
 def fire_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str) -> None:
@@ -62,9 +62,10 @@ def fire_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str
     if record is None:
         raise Missing(f"schedule {schedule_id}'s record is gone (compacted)")
     client = clients.schedule_client(config)
-    client.reschedule(record, at=time.time())
-    client.flush(10)
-    audit.record(user, "fire schedule now", f"{topic.topic}/{schedule_id}", schedule_fields(live))
+    target = f"{topic.topic}/{schedule_id}"
+    with audit.action(user, "fire schedule now", target, schedule_fields(live)):
+        client.reschedule(record, at=time.time())
+        client.flush(10)
 
 
 def schedule_fields(upcoming: Upcoming) -> dict:

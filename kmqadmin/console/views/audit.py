@@ -13,12 +13,12 @@ PAGE = 50
 
 @viewer
 def log(request: HttpRequest) -> HttpResponse:
-    entries = AuditEntry.objects.select_related("user")
+    entries = AuditEntry.objects.all()
     form = AuditFilterForm(request.GET)
     if form.is_valid():
         data = form.cleaned_data
         if data["user"]:
-            entries = entries.filter(user__username=data["user"])
+            entries = entries.filter(username=data["user"])  # kept when the user is deleted
         if data["action"]:
             entries = entries.filter(action=data["action"])
         if data["target"]:

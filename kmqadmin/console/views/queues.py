@@ -78,8 +78,9 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
 def create_topics(request: HttpRequest, topic: str) -> HttpResponse:
     """For a registered queue whose topics were deleted behind its back."""
     queue = queue_or_404(topic)
-    created = queue.config().ensure_topics(queue.partitions)
-    audit.record(request.user, "create topics", topic, after={"created": created})
+    with audit.action(request.user, "create topics", topic) as entry:
+        created = queue.config().ensure_topics(queue.partitions)
+        entry.after = {"created": created}
     messages.success(request, f"created: {', '.join(created) or 'nothing, all exist'}")
     return redirect("console:queue", topic=topic)
 

@@ -40,15 +40,13 @@ def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResp
     before = _fields(model_to_dict(instance)) if instance else None
     form = form_class(request.POST or None, instance=instance)
     if request.method == "POST" and form.is_valid():
-        saved = form.save()
-        created = saved.config().ensure_topics(saved.partitions) if kind != "cluster" else []
-        audit.record(
-            request.user,
-            f"register {kind}",
-            str(saved),
-            before=before,
-            after={**_fields(form.cleaned_data), "topics created": created},
-        )
+        # Validated, so the intent is what will be saved (form.instance holds it).
+        with audit.action(
+            request.user, f"register {kind}", str(form.instance), before, _fields(form.cleaned_data)
+        ) as entry:
+            saved = form.save()
+            created = saved.config().ensure_topics(saved.partitions) if kind != "cluster" else []
+            entry.after = {**entry.after, "topics created": created}
         messages.success(request, f"saved {kind} {saved}" + _created(created))
         return redirect("console:registry")
     status = 400 if request.method == "POST" else 200

@@ -7,7 +7,7 @@ import binascii
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
-from kmqadmin.kmq import names
+from kmqadmin.console.validators import topic_name
 from kmqadmin.kmq.headers import PREFIX as KMQ_PREFIX
 from kmqadmin.scheduler.wire import PREFIX as SCHEDULER_PREFIX
 
@@ -68,7 +68,7 @@ class ScheduleSerializer(PayloadSerializer):
     at ``at``. Writing an existing id makes a new version of it."""
 
     at = serializers.DateTimeField(help_text="ISO 8601; without an offset, UTC")
-    target_topic = serializers.RegexField(rf"^{names.TOPIC_NAME}$")
+    target_topic = serializers.CharField(validators=[topic_name])
 
 
 class NewScheduleSerializer(ScheduleSerializer):

@@ -7,12 +7,11 @@ from confluent_kafka import Message as KafkaMessage
 from django import forms
 
 from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kmq import LetterFilter, names
+from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
-
-TOPIC_NAME = rf"^{names.TOPIC_NAME}$"
+from .validators import topic_name
 
 
 class ClusterForm(forms.ModelForm):
@@ -22,8 +21,6 @@ class ClusterForm(forms.ModelForm):
 
 
 class QueueForm(forms.ModelForm):
-    topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
-
     class Meta:
         model = Queue
         fields = [
@@ -40,8 +37,6 @@ class QueueForm(forms.ModelForm):
 
 
 class ScheduleTopicForm(forms.ModelForm):
-    topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
-
     class Meta:
         model = ScheduleTopic
         fields = ["cluster", "topic", "group_id", "partitions"]
@@ -101,7 +96,7 @@ class ScheduleForm(forms.Form):
 
     id = forms.CharField(max_length=1000)
     at = forms.DateTimeField(help_text="UTC, e.g. 2026-11-22 10:00:00")
-    target_topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
+    target_topic = forms.CharField(validators=[topic_name])
     key = forms.CharField(required=False)
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
 

@@ -7,12 +7,8 @@ import binascii
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.validators import topic_name
-from kmqadmin.kmq.headers import PREFIX as KMQ_PREFIX
-from kmqadmin.scheduler.wire import PREFIX as SCHEDULER_PREFIX
-
-# A producer's headers may not start so: these are kmqadmin's own.
-RESERVED_HEADERS = (KMQ_PREFIX, SCHEDULER_PREFIX)
+from kmqadmin.console.validators import given_text, topic_name
+from kmqadmin.kmq.given_headers import BadInput, check_headers
 
 
 class QueueSerializer(serializers.ModelSerializer):
@@ -40,7 +36,9 @@ class PayloadSerializer(serializers.Serializer):
 
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
     encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
-    key = serializers.CharField(required=False, allow_null=True, trim_whitespace=False)
+    key = serializers.CharField(
+        required=False, allow_null=True, trim_whitespace=False, validators=[given_text]
+    )
     headers = serializers.DictField(
         child=serializers.CharField(trim_whitespace=False), default=dict
     )
@@ -52,10 +50,14 @@ class PayloadSerializer(serializers.Serializer):
             except (binascii.Error, ValueError) as exc:  # ValueError: not ASCII
                 raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
         else:
-            attrs["payload"] = attrs["value"].encode()
-        if any(name.startswith(RESERVED_HEADERS) for name in attrs["headers"]):
-            reserved = " and ".join(f"{p}*" for p in RESERVED_HEADERS)
-            raise serializers.ValidationError({"headers": f"{reserved} headers are kmqadmin's own"})
+            try:
+                attrs["payload"] = attrs["value"].encode()
+            except UnicodeEncodeError as exc:
+                raise serializers.ValidationError({"value": f"not UTF-8: {exc.reason}"}) from None
+        try:
+            check_headers(attrs["headers"])
+        except BadInput as exc:
+            raise serializers.ValidationError({"headers": str(exc)}) from None
         return attrs
 
 
@@ -72,7 +74,9 @@ class ScheduleSerializer(PayloadSerializer):
 
 
 class NewScheduleSerializer(ScheduleSerializer):
-    id = serializers.CharField(max_length=1000, help_text="the schedule's id: its record key")
+    id = serializers.CharField(
+        max_length=1000, validators=[given_text], help_text="the schedule's id: its record key"
+    )
 
 
 class UpcomingSerializer(serializers.Serializer):

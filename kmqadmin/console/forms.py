@@ -11,7 +11,7 @@ from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
-from .validators import topic_name
+from .validators import given_text, topic_name
 
 
 class ClusterForm(forms.ModelForm):
@@ -94,10 +94,10 @@ class LetterFilterForm(forms.Form):
 class ScheduleForm(forms.Form):
     """A schedule version; the id only when creating one."""
 
-    id = forms.CharField(max_length=1000)
+    id = forms.CharField(max_length=1000, validators=[given_text])
     at = forms.DateTimeField(help_text="UTC, e.g. 2026-11-22 10:00:00")
     target_topic = forms.CharField(validators=[topic_name])
-    key = forms.CharField(required=False)
+    key = forms.CharField(required=False, validators=[given_text])
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
 
     def schedule(self) -> dict:

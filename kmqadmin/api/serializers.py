@@ -7,7 +7,7 @@ import binascii
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.validators import given_text, topic_name
+from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kmq.given_headers import BadInput, check_headers
 
 

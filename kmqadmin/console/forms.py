@@ -11,7 +11,7 @@ from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
-from .validators import given_text, topic_name
+from .services.validators import given_text, topic_name
 
 
 class ClusterForm(forms.ModelForm):

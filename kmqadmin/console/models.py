@@ -8,7 +8,7 @@ from django.db import models
 from kmqadmin.kmq import Backoff, QueueConfig, names
 from kmqadmin.scheduler import SchedulerConfig
 
-from .validators import queue_topic_name, topic_name
+from .services.validators import queue_topic_name, topic_name
 
 
 class Cluster(models.Model):

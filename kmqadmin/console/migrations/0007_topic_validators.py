@@ -3,7 +3,7 @@
 import django.core.validators
 from django.db import migrations, models
 
-import kmqadmin.console.validators
+import kmqadmin.console.services.validators
 
 
 class Migration(migrations.Migration):
@@ -40,14 +40,18 @@ class Migration(migrations.Migration):
             model_name="queue",
             name="dlq_topic_override",
             field=models.CharField(
-                blank=True, max_length=249, validators=[kmqadmin.console.validators.topic_name]
+                blank=True,
+                max_length=249,
+                validators=[kmqadmin.console.services.validators.topic_name],
             ),
         ),
         migrations.AlterField(
             model_name="queue",
             name="markers_topic_override",
             field=models.CharField(
-                blank=True, max_length=249, validators=[kmqadmin.console.validators.topic_name]
+                blank=True,
+                max_length=249,
+                validators=[kmqadmin.console.services.validators.topic_name],
             ),
         ),
         migrations.AlterField(
@@ -77,7 +81,7 @@ class Migration(migrations.Migration):
             model_name="queue",
             name="topic",
             field=models.CharField(
-                max_length=249, validators=[kmqadmin.console.validators.queue_topic_name]
+                max_length=249, validators=[kmqadmin.console.services.validators.queue_topic_name]
             ),
         ),
         migrations.AlterField(
@@ -93,7 +97,7 @@ class Migration(migrations.Migration):
             model_name="scheduletopic",
             name="topic",
             field=models.CharField(
-                max_length=249, validators=[kmqadmin.console.validators.topic_name]
+                max_length=249, validators=[kmqadmin.console.services.validators.topic_name]
             ),
         ),
     ]

@@ -3,12 +3,15 @@ every view builds its answer with one, so what is documented is what is sent."""
 
 import base64
 import binascii
+from datetime import datetime
 
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
 from kmqadmin.console.services.validators import given_text, topic_name
+from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kmq.given_headers import BadInput, check_headers
+from kmqadmin.scheduler import wire
 
 
 class QueueSerializer(serializers.ModelSerializer):
@@ -71,6 +74,13 @@ class ScheduleSerializer(PayloadSerializer):
 
     at = serializers.DateTimeField(help_text="ISO 8601; without an offset, UTC")
     target_topic = serializers.CharField(validators=[topic_name])
+
+    def validate_at(self, at: datetime) -> datetime:
+        try:
+            wire.check_due(epoch_ms(at))
+        except wire.ScheduleError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return at
 
 
 class NewScheduleSerializer(ScheduleSerializer):

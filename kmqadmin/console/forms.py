@@ -100,12 +100,21 @@ class ScheduleForm(forms.Form):
     key = forms.CharField(required=False, validators=[given_text])
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
 
+    def clean_at(self) -> datetime:
+        """Within the years a page can show, as the scheduler's decoder wants."""
+        at = self.cleaned_data["at"]
+        at = at if at.tzinfo else at.replace(tzinfo=UTC)
+        try:
+            wire.check_due(epoch_ms(at))
+        except wire.ScheduleError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return at
+
     def schedule(self) -> dict:
         """What services.schedules.write_schedule takes."""
         data = self.cleaned_data
-        at = data["at"] if data["at"].tzinfo else data["at"].replace(tzinfo=UTC)
         return {
-            "at": at,
+            "at": data["at"],
             "target_topic": data["target_topic"],
             "payload": data["value"].encode(),
             "key": data["key"] or None,

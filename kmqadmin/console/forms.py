@@ -11,6 +11,7 @@ from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
+from .services.coordinates import MAX_OFFSET, MAX_PARTITION
 from .services.validators import given_text, topic_name
 
 
@@ -53,8 +54,10 @@ class ActionForm(forms.Form):
 class LetterFilterForm(forms.Form):
     """Which DLQ letters: every field given must hold."""
 
-    partition = forms.IntegerField(min_value=0, required=False)
-    start = forms.IntegerField(min_value=0, required=False, label="from offset")
+    partition = forms.IntegerField(min_value=0, max_value=MAX_PARTITION, required=False)
+    start = forms.IntegerField(
+        min_value=0, max_value=MAX_OFFSET, required=False, label="from offset"
+    )
     since = forms.DateTimeField(
         required=False,
         help_text="ISO 8601, UTC unless it says",
@@ -149,9 +152,13 @@ class AuditFilterForm(forms.Form):
 class ReplayForm(forms.Form):
     """Copies of a range of queue records, sent again as fresh messages."""
 
-    partition = forms.IntegerField(min_value=0, required=False, help_text="blank: all")
-    from_offset = forms.IntegerField(min_value=0, required=False)
-    to_offset = forms.IntegerField(min_value=0, required=False, help_text="exclusive")
+    partition = forms.IntegerField(
+        min_value=0, max_value=MAX_PARTITION, required=False, help_text="blank: all"
+    )
+    from_offset = forms.IntegerField(min_value=0, max_value=MAX_OFFSET, required=False)
+    to_offset = forms.IntegerField(
+        min_value=0, max_value=MAX_OFFSET, required=False, help_text="exclusive"
+    )
     since = forms.DateTimeField(required=False, help_text="or by time (UTC)")
     until = forms.DateTimeField(required=False)
 

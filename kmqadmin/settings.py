@@ -140,6 +140,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["kmqadmin.api.permissions.HasRole"],
     "EXCEPTION_HANDLER": "kmqadmin.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "kmqadmin.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

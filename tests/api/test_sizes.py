@@ -17,7 +17,8 @@ def test_a_body_over_the_cap_is_refused_unread(
 ) -> None:
     settings.KMQ_MAX_REQUEST_BYTES = 1000
     body = '{"value": "' + "x" * 1000 + '"}'
-    answer = operator.post(f"/api/queues/{queue.topic}/messages/", body, "json")
+    url = f"/api/queues/{queue.topic}/messages/"
+    answer = operator.post(url, body, content_type="application/json")
     assert answer.status_code == 413 and "at most 1000" in answer.json()["detail"]
     assert read_all(queue, queue.topic) == []
 
@@ -33,3 +34,13 @@ def test_a_record_larger_than_kafka_takes_is_a_413_with_the_limit(
     assert operator.post(url, {"value": "x" * limit}, "json").status_code == 201
     [record] = read_all(queue, queue.topic)
     assert len(record.value()) == limit
+
+
+def test_a_body_nested_deeper_than_python_recurses_is_a_400(
+    queue: QueueConfig, operator: APIClient
+) -> None:
+    depth = 100_000
+    body = '{"value": ' + "[" * depth + "]" * depth + "}"
+    url = f"/api/queues/{queue.topic}/messages/"
+    answer = operator.post(url, body, content_type="application/json")
+    assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"]

@@ -58,6 +58,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = (
 )
 # The largest message the console and the API accept (bytes).
 KMQ_MAX_PAYLOAD_BYTES = env.int("KMQ_MAX_PAYLOAD_BYTES", 1_048_576)
+# The largest request body read at all: a payload in base64 plus headers.
+KMQ_MAX_REQUEST_BYTES = env.int("KMQ_MAX_REQUEST_BYTES", 2 * KMQ_MAX_PAYLOAD_BYTES)
 # How often each worker re-reads the registered queues and schedules topics.
 KMQ_SERVICES_REFRESH_S = env.float("KMQ_SERVICES_REFRESH_S", 30.0)
 
@@ -81,6 +83,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "kmqadmin.console.body_limit.BodyLimitMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -137,6 +140,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["kmqadmin.api.permissions.HasRole"],
     "EXCEPTION_HANDLER": "kmqadmin.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "kmqadmin.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from kmqadmin.console.services import clients, letters
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, number
 from kmqadmin.console.services.jobs import redrive_letters
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
@@ -37,14 +38,14 @@ class LetterList(QueueAPIView):
         """A page of one DLQ partition, oldest first, read from a seek and capped."""
         dead_letters = clients.dead_letters(self.queue(topic).config())
         params = request.query_params
-        partition = _int(params, "partition", 0)
+        partition = _int(params, "partition", 0, MAX_PARTITION)
         partitions = dead_letters.partitions()
         if partition not in partitions:
             raise ValidationError({"partition": f"one of {partitions}"})
         page = dead_letters.page(
             partition,
             page_limit(request),
-            start=_int(params, "from", None),
+            start=_int(params, "from", None, MAX_OFFSET),
             match=letter_filter(params),
         )
         body = {
@@ -67,7 +68,7 @@ class BulkRedrive(QueueAPIView):
         background job; follow it at the returned status URL."""
         queue = self.queue(topic)
         params = request.query_params
-        partition = _int(params, "partition", 0)
+        partition = _int(params, "partition", 0, MAX_PARTITION)
         if partition not in clients.dead_letters(queue.config()).partitions():
             raise ValidationError({"partition": "no such DLQ partition"})
         match = letter_filter(params).to_json()
@@ -85,14 +86,14 @@ class Redrive(QueueAPIView):
         return Response(s.LetterSerializer(letters.letter_fields(letter)).data)
 
 
-def _int(params: Mapping[str, str], name: str, default: int | None) -> int | None:
+def _int(params: Mapping[str, str], name: str, default: int | None, most: int) -> int | None:
     text = params.get(name)
     if text in (None, ""):
         return default
     try:
-        return int(text)
-    except ValueError:
-        raise ValidationError({name: "not a number"}) from None
+        return number(text, most)
+    except ValueError as exc:
+        raise ValidationError({name: str(exc)}) from None
 
 
 def letter_filter(params: Mapping[str, str]) -> LetterFilter:

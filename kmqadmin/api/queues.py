@@ -14,9 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import cursors, messages
+from kmqadmin.console.services import clients, cursors, messages
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.queue_stats import queue_stats
+from kmqadmin.kafka.message_size import record_bytes
 
 from . import serializers as s
 from .paging import LIMIT, page_after, page_limit
@@ -55,6 +56,13 @@ class Enqueue(QueueAPIView):
         if (size := len(data["payload"])) > (limit := settings.KMQ_MAX_PAYLOAD_BYTES):
             raise PayloadTooLarge(
                 {"value": f"{size} bytes; at most {limit} (KMQ_MAX_PAYLOAD_BYTES)"}
+            )
+        key = None if data.get("key") is None else data["key"].encode()
+        headers = {name: value.encode() for name, value in data["headers"].items()}
+        size = record_bytes(data["payload"], key, headers)
+        if size > (limit := clients.record_limit(queue.config())):
+            raise PayloadTooLarge(
+                {"value": f"{size} bytes with key and headers; {topic} takes at most {limit}"}
             )
         messages.enqueue(
             request.user, queue, data["payload"], key=data.get("key"), headers=data["headers"]

@@ -3,16 +3,15 @@ every view builds its answer with one, so what is documented is what is sent."""
 
 import base64
 import binascii
+from datetime import datetime
 
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
-from kmqadmin.kmq import names
-from kmqadmin.kmq.headers import PREFIX as KMQ_PREFIX
-from kmqadmin.scheduler.wire import PREFIX as SCHEDULER_PREFIX
-
-# A producer's headers may not start so: these are kmqadmin's own.
-RESERVED_HEADERS = (KMQ_PREFIX, SCHEDULER_PREFIX)
+from kmqadmin.console.services.validators import given_text, topic_name
+from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kmq.given_headers import BadInput, check_headers
+from kmqadmin.scheduler import wire
 
 
 class QueueSerializer(serializers.ModelSerializer):
@@ -40,7 +39,9 @@ class PayloadSerializer(serializers.Serializer):
 
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
     encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
-    key = serializers.CharField(required=False, allow_null=True, trim_whitespace=False)
+    key = serializers.CharField(
+        required=False, allow_null=True, trim_whitespace=False, validators=[given_text]
+    )
     headers = serializers.DictField(
         child=serializers.CharField(trim_whitespace=False), default=dict
     )
@@ -52,10 +53,14 @@ class PayloadSerializer(serializers.Serializer):
             except (binascii.Error, ValueError) as exc:  # ValueError: not ASCII
                 raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
         else:
-            attrs["payload"] = attrs["value"].encode()
-        if any(name.startswith(RESERVED_HEADERS) for name in attrs["headers"]):
-            reserved = " and ".join(f"{p}*" for p in RESERVED_HEADERS)
-            raise serializers.ValidationError({"headers": f"{reserved} headers are kmqadmin's own"})
+            try:
+                attrs["payload"] = attrs["value"].encode()
+            except UnicodeEncodeError as exc:
+                raise serializers.ValidationError({"value": f"not UTF-8: {exc.reason}"}) from None
+        try:
+            check_headers(attrs["headers"])
+        except BadInput as exc:
+            raise serializers.ValidationError({"headers": str(exc)}) from None
         return attrs
 
 
@@ -68,11 +73,20 @@ class ScheduleSerializer(PayloadSerializer):
     at ``at``. Writing an existing id makes a new version of it."""
 
     at = serializers.DateTimeField(help_text="ISO 8601; without an offset, UTC")
-    target_topic = serializers.RegexField(rf"^{names.TOPIC_NAME}$")
+    target_topic = serializers.CharField(validators=[topic_name])
+
+    def validate_at(self, at: datetime) -> datetime:
+        try:
+            wire.check_due(epoch_ms(at))
+        except wire.ScheduleError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return at
 
 
 class NewScheduleSerializer(ScheduleSerializer):
-    id = serializers.CharField(max_length=1000, help_text="the schedule's id: its record key")
+    id = serializers.CharField(
+        max_length=1000, validators=[given_text], help_text="the schedule's id: its record key"
+    )
 
 
 class UpcomingSerializer(serializers.Serializer):

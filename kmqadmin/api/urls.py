@@ -8,6 +8,8 @@ from . import dead_letters, queues, schedules, tasks
 app_name = "api"
 
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
+# Ids come from producers: any character, a newline included, must resolve.
+ANY = r"[\s\S]+"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -18,7 +20,7 @@ urlpatterns = [
     re_path(rf"^queues/{TOPIC}/in-flight/$", queues.InFlightList.as_view(), name="in-flight"),
     # A kmq-id holds slashes (topic/partition/offset): the action is the last segment.
     re_path(
-        rf"^queues/{TOPIC}/messages/(?P<message_id>.+)/(?P<action>ack|retry|extend|reject)$",
+        rf"^queues/{TOPIC}/messages/(?P<message_id>{ANY})/(?P<action>ack|retry|extend|reject)$",
         queues.MessageAction.as_view(),
         name="message-action",
     ),
@@ -32,6 +34,6 @@ urlpatterns = [
     ),
     re_path(rf"^schedules/{TOPIC}/$", schedules.ScheduleList.as_view(), name="schedules"),
     # Schedule ids may hold slashes too (a queue's retries: kmq-retry/<kmq-id>/<n>).
-    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/fire$", schedules.FireNow.as_view()),
-    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)$", schedules.ScheduleDetail.as_view()),
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>{ANY})/fire$", schedules.FireNow.as_view()),
+    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>{ANY})$", schedules.ScheduleDetail.as_view()),
 ]

@@ -68,13 +68,19 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(self.interval_s)
 
     def _render_or_explain(self) -> str:
-        """Kafka away or a topic missing shows on the page, and the socket
-        keeps trying, rather than closing."""
+        """Kafka away, a topic missing or a record this view cannot show says
+        so on the page, and the socket keeps trying, rather than dying: an
+        exception escaping here would end the push task silently, for every
+        viewer of the page."""
         try:
             return self.render()
         except (KafkaException, ReadTimeout, TopicMissing) as exc:
             log.warning("live view %s: %s", type(self).__name__, exc)
-            return render_to_string("console/_live_error.html", {"error": str(exc)})
+            error = f"Kafka: {exc}"
+        except Exception as exc:
+            log.exception("live view %s failed to render", type(self).__name__)
+            error = f"this view failed to render ({type(exc).__name__}: {exc})"
+        return render_to_string("console/_live_error.html", {"error": error})
 
 
 class DashboardConsumer(LiveConsumer):

@@ -7,12 +7,12 @@ from confluent_kafka import Message as KafkaMessage
 from django import forms
 
 from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kmq import LetterFilter, names
+from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
 from .models import Cluster, Queue, ScheduleTopic
-
-TOPIC_NAME = rf"^{names.TOPIC_NAME}$"
+from .services.coordinates import MAX_OFFSET, MAX_PARTITION
+from .services.validators import given_text, topic_name
 
 
 class ClusterForm(forms.ModelForm):
@@ -22,8 +22,6 @@ class ClusterForm(forms.ModelForm):
 
 
 class QueueForm(forms.ModelForm):
-    topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
-
     class Meta:
         model = Queue
         fields = [
@@ -40,8 +38,6 @@ class QueueForm(forms.ModelForm):
 
 
 class ScheduleTopicForm(forms.ModelForm):
-    topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
-
     class Meta:
         model = ScheduleTopic
         fields = ["cluster", "topic", "group_id", "partitions"]
@@ -58,8 +54,10 @@ class ActionForm(forms.Form):
 class LetterFilterForm(forms.Form):
     """Which DLQ letters: every field given must hold."""
 
-    partition = forms.IntegerField(min_value=0, required=False)
-    start = forms.IntegerField(min_value=0, required=False, label="from offset")
+    partition = forms.IntegerField(min_value=0, max_value=MAX_PARTITION, required=False)
+    start = forms.IntegerField(
+        min_value=0, max_value=MAX_OFFSET, required=False, label="from offset"
+    )
     since = forms.DateTimeField(
         required=False,
         help_text="ISO 8601, UTC unless it says",
@@ -99,18 +97,27 @@ class LetterFilterForm(forms.Form):
 class ScheduleForm(forms.Form):
     """A schedule version; the id only when creating one."""
 
-    id = forms.CharField(max_length=1000)
+    id = forms.CharField(max_length=1000, validators=[given_text])
     at = forms.DateTimeField(help_text="UTC, e.g. 2026-11-22 10:00:00")
-    target_topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)
-    key = forms.CharField(required=False)
+    target_topic = forms.CharField(validators=[topic_name])
+    key = forms.CharField(required=False, validators=[given_text])
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
+
+    def clean_at(self) -> datetime:
+        """Within the years a page can show, as the scheduler's decoder wants."""
+        at = self.cleaned_data["at"]
+        at = at if at.tzinfo else at.replace(tzinfo=UTC)
+        try:
+            wire.check_due(epoch_ms(at))
+        except wire.ScheduleError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return at
 
     def schedule(self) -> dict:
         """What services.schedules.write_schedule takes."""
         data = self.cleaned_data
-        at = data["at"] if data["at"].tzinfo else data["at"].replace(tzinfo=UTC)
         return {
-            "at": at,
+            "at": data["at"],
             "target_topic": data["target_topic"],
             "payload": data["value"].encode(),
             "key": data["key"] or None,
@@ -145,9 +152,13 @@ class AuditFilterForm(forms.Form):
 class ReplayForm(forms.Form):
     """Copies of a range of queue records, sent again as fresh messages."""
 
-    partition = forms.IntegerField(min_value=0, required=False, help_text="blank: all")
-    from_offset = forms.IntegerField(min_value=0, required=False)
-    to_offset = forms.IntegerField(min_value=0, required=False, help_text="exclusive")
+    partition = forms.IntegerField(
+        min_value=0, max_value=MAX_PARTITION, required=False, help_text="blank: all"
+    )
+    from_offset = forms.IntegerField(min_value=0, max_value=MAX_OFFSET, required=False)
+    to_offset = forms.IntegerField(
+        min_value=0, max_value=MAX_OFFSET, required=False, help_text="exclusive"
+    )
     since = forms.DateTimeField(required=False, help_text="or by time (UTC)")
     until = forms.DateTimeField(required=False)
 

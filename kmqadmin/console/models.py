@@ -1,12 +1,15 @@
 """Configuration the console keeps in SQL; queue *state* lives only in Kafka."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from kmqadmin.kmq import Backoff, QueueConfig, names
 from kmqadmin.scheduler import SchedulerConfig
 
 from .printable import printable, printable_json
+from .services.validators import queue_topic_name, topic_name
 
 
 class Cluster(models.Model):
@@ -32,20 +35,35 @@ class Queue(models.Model):
     """A queue topic with its markers and DLQ topics (kmq's names unless overridden)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="queues")
-    topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH)
+    topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH, validators=[queue_topic_name])
     group_id = models.CharField(max_length=255)
     partitions = models.PositiveSmallIntegerField(
-        default=6, help_text="Used when kmqadmin creates the topics."
+        default=6,
+        validators=[MinValueValidator(1)],
+        help_text="Used when kmqadmin creates the topics.",
     )
-    message_timeout_ms = models.PositiveIntegerField(default=30_000)
-    max_redeliveries = models.PositiveSmallIntegerField(default=3)
-    markers_topic_override = models.CharField(max_length=names.MAX_TOPIC_LENGTH, blank=True)
-    dlq_topic_override = models.CharField(max_length=names.MAX_TOPIC_LENGTH, blank=True)
+    message_timeout_ms = models.PositiveIntegerField(
+        default=30_000, validators=[MinValueValidator(1)]
+    )
+    max_redeliveries = models.PositiveSmallIntegerField(
+        default=3, help_text="0: a message that times out goes to the DLQ."
+    )
+    markers_topic_override = models.CharField(
+        max_length=names.MAX_TOPIC_LENGTH, blank=True, validators=[topic_name]
+    )
+    dlq_topic_override = models.CharField(
+        max_length=names.MAX_TOPIC_LENGTH, blank=True, validators=[topic_name]
+    )
     backoff_initial_ms = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Blank: redeliver at once; else delay retries by this."
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Blank: redeliver at once; else delay retries by this.",
     )
-    backoff_multiplier = models.FloatField(default=2.0)
-    backoff_max_ms = models.PositiveIntegerField(default=3_600_000)
+    backoff_multiplier = models.FloatField(default=2.0, validators=[MinValueValidator(1.0)])
+    backoff_max_ms = models.PositiveIntegerField(
+        default=3_600_000, validators=[MinValueValidator(1)]
+    )
 
     class Meta:
         ordering = ["cluster__name", "topic"]
@@ -70,10 +88,23 @@ class Queue(models.Model):
             return None
         return Backoff(self.backoff_initial_ms, self.backoff_multiplier, self.backoff_max_ms)
 
+    def clean(self) -> None:
+        """The queue core's own rules (QueueConfig, Backoff): a queue saved
+        here is one the dashboard and the workers can run."""
+        numbers = (self.message_timeout_ms, self.max_redeliveries, self.backoff_multiplier)
+        if None not in numbers and self.backoff_max_ms is not None:
+            try:
+                self._config(bootstrap_servers="")
+            except ValueError as exc:
+                raise ValidationError(str(exc)) from None
+
     def config(self) -> QueueConfig:
         """What the queue core needs to serve this queue."""
+        return self._config(self.cluster.bootstrap)
+
+    def _config(self, bootstrap_servers: str) -> QueueConfig:
         return QueueConfig(
-            bootstrap_servers=self.cluster.bootstrap,
+            bootstrap_servers=bootstrap_servers,
             topic=self.topic,
             group_id=self.group_id,
             markers_topic=self.markers_topic,
@@ -92,10 +123,12 @@ class ScheduleTopic(models.Model):
     """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="schedules")
-    topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH)
+    topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH, validators=[topic_name])
     group_id = models.CharField(max_length=255)
     partitions = models.PositiveSmallIntegerField(
-        default=6, help_text="Used when kmqadmin creates the topic."
+        default=6,
+        validators=[MinValueValidator(1)],
+        help_text="Used when kmqadmin creates the topic.",
     )
 
     class Meta:

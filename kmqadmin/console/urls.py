@@ -7,6 +7,8 @@ from .views import audit, dashboard, dead_letters, health, queues, registry, sch
 app_name = "console"
 
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
+# Ids come from producers: any character, a newline included, must resolve.
+ANY = r"[\s\S]+"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),
@@ -22,7 +24,7 @@ urlpatterns = [
     re_path(rf"^queues/{TOPIC}/topics$", queues.create_topics, name="create-topics"),
     re_path(rf"^queues/{TOPIC}/act/(?P<action>[a-z]+)$", queues.act, name="act"),
     # A kmq-id holds slashes: topic/partition/offset.
-    re_path(rf"^queues/{TOPIC}/messages/(?P<message_id>.+)$", queues.message, name="message"),
+    re_path(rf"^queues/{TOPIC}/messages/(?P<message_id>{ANY})$", queues.message, name="message"),
     re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.browse, name="dlq"),
     re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.bulk_redrive, name="bulk-redrive"),
     path(
@@ -32,9 +34,11 @@ urlpatterns = [
     ),
     re_path(rf"^schedules/{TOPIC}/$", schedules.upcoming, name="schedules"),
     re_path(rf"^schedules/{TOPIC}/new$", schedules.edit, name="new-schedule"),
-    re_path(rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/edit$", schedules.edit, name="edit-schedule"),
     re_path(
-        rf"^schedules/{TOPIC}/(?P<schedule_id>.+)/(?P<action>cancel|fire)$",
+        rf"^schedules/{TOPIC}/(?P<schedule_id>{ANY})/edit$", schedules.edit, name="edit-schedule"
+    ),
+    re_path(
+        rf"^schedules/{TOPIC}/(?P<schedule_id>{ANY})/(?P<action>cancel|fire)$",
         schedules.act,
         name="schedule-action",
     ),

@@ -3,6 +3,8 @@
 import re
 import struct
 
+from . import names
+
 # Every header kmqadmin writes on a queue's records starts with this; a
 # producer's own headers must not (the API refuses them).
 PREFIX = "kmq-"
@@ -58,15 +60,26 @@ def retry_schedule_id(message_id: bytes, redelivery: int) -> bytes:
     return b"kmq-retry/%s/%d" % (message_id, redelivery)
 
 
+# Kafka's own bounds: a partition is an int32, an offset an int64.
+MAX_PARTITION = 2**31 - 1
+MAX_OFFSET = 2**63 - 1
+
 _SEP = re.escape(MESSAGE_ID_SEPARATOR)
-_MESSAGE_ID = re.compile(rf"(.+){_SEP}([0-9]{{1,10}}){_SEP}([0-9]{{1,19}})")
+_NUMBER = "0|[1-9][0-9]{0,18}"  # no sign, no leading zero: one spelling per id
+_MESSAGE_ID = re.compile(rf"({names.TOPIC_NAME}){_SEP}({_NUMBER}){_SEP}({_NUMBER})", re.ASCII)
 
 
 def parse_message_id(text: str) -> tuple[str, int, int] | None:
-    """(topic, partition, offset) of a kmq-id, or None if it is not one.
-    Topic names hold no slash, so the last two parts are the numbers."""
+    """(topic, partition, offset) of a kmq-id, or None if it is not one: a
+    legal topic name and numbers within Kafka's bounds, spelled as
+    message_id() spells them, so an id names one copy and one only."""
     found = _MESSAGE_ID.fullmatch(text)
-    return None if found is None else (found[1], int(found[2]), int(found[3]))
+    if found is None or found[1] in (".", ".."):
+        return None
+    partition, offset = int(found[2]), int(found[3])
+    if partition > MAX_PARTITION or offset > MAX_OFFSET:
+        return None
+    return found[1], partition, offset
 
 
 def find(headers: Headers | None, name: str) -> bytes | None:

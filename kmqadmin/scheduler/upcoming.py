@@ -77,14 +77,16 @@ class UpcomingView:
             return len(self._live)
 
     def page(self, limit: int = 50, after: tuple[int, str] | None = None) -> list[Upcoming]:
-        """Up to ``limit`` schedules in (due time, id) order after the cursor."""
+        """Up to ``limit`` schedules in (due time, id) order after the cursor.
+        Ids that read alike (undecodable keys, shown with U+FFFD) are told
+        apart by their key bytes."""
         with self._lock:
             items = [
-                (u.due_ms, u.id, u)
-                for u in self._live.values()
+                (u.due_ms, u.id, key, u)
+                for key, u in self._live.items()
                 if after is None or (u.due_ms, u.id) > after
             ]
-        return [u for _, _, u in heapq.nsmallest(limit, items)]
+        return [u for _, _, _, u in heapq.nsmallest(limit, items)]
 
     def get(self, schedule_id: str) -> Upcoming | None:
         with self._lock:

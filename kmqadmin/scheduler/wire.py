@@ -26,6 +26,10 @@ _FIRED = frozenset((FIRED_TIMESTAMP, FIRED_KEY, FIRED_TOPIC))
 
 Headers = list[tuple[str, bytes | None]]
 
+# The last second a date can show (9999-12-31T23:59:59Z): a later epoch is a
+# producer's mistake (1e15), not a time, and no page could print it.
+MAX_EPOCH_S = 253_402_300_799
+
 
 class ScheduleError(ValueError):
     """A schedule record that cannot be fired: said why, with no coordinates
@@ -50,7 +54,8 @@ def encode_epoch(epoch_ms: int) -> bytes:
 
 
 def decode_epoch(data: bytes | None) -> int:
-    """``scheduler-epoch`` in epoch milliseconds (a time before 1970 is due now)."""
+    """``scheduler-epoch`` in epoch milliseconds (a time before 1970 is due
+    now); past MAX_EPOCH_S the record is malformed."""
     if data is None:
         raise ScheduleError(f"no {EPOCH} header")
     try:
@@ -60,7 +65,16 @@ def decode_epoch(data: bytes | None) -> int:
         raise ScheduleError(f"{EPOCH} is not decimal epoch seconds: {data[:40]!r}") from None
     if not math.isfinite(seconds):
         raise ScheduleError(f"{EPOCH} is not a finite number: {data[:40]!r}")
+    if seconds > MAX_EPOCH_S:
+        raise ScheduleError(f"{EPOCH} is after the year 9999: {data[:40]!r}")
     return max(0, round(seconds * 1000))
+
+
+def check_due(epoch_ms: int) -> int:
+    """``epoch_ms`` if a schedule may be due then (what decode_epoch reads back)."""
+    if epoch_ms > MAX_EPOCH_S * 1000:
+        raise ScheduleError("due after 9999-12-31T23:59:59Z")
+    return epoch_ms
 
 
 def deadline(headers: Headers | None) -> int:

@@ -26,3 +26,18 @@ def test_bad_in_flight_cursors_say_what_one_looks_like(text: str) -> None:
 def test_bad_schedule_cursors_say_what_one_looks_like(text: str) -> None:
     with pytest.raises(cursors.BadCursor, match="DUE_MS:ID"):
         cursors.schedule_after(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["²:1", "٣:1", " 1:1", "+1:1", "1_0:1", "2147483648:0", "0:9223372036854775808"]
+)
+def test_in_flight_cursors_are_ascii_digits_within_kafkas_bounds(text: str) -> None:
+    with pytest.raises(cursors.BadCursor):
+        cursors.in_flight_after(text)
+    assert cursors.in_flight_after("2147483647:9223372036854775807") == (2**31 - 1, 2**63 - 1)
+
+
+@pytest.mark.parametrize("text", ["²:x", "9" * 5000 + ":x", "9223372036854775808:x"])
+def test_schedule_cursor_dues_are_bounded_ascii_digits(text: str) -> None:
+    with pytest.raises(cursors.BadCursor):
+        cursors.schedule_after(text)

@@ -26,11 +26,19 @@ def test_whole_seconds_are_written_as_etf1_writes_them() -> None:
         (b"\xff\xfe", "not decimal epoch seconds"),
         (b"nan", "not a finite number"),
         (b"inf", "not a finite number"),
+        (b"1e15", "after the year 9999"),  # a producer's, in ms by mistake
+        (b"253402300800", "after the year 9999"),
     ],
 )
 def test_bad_epochs_say_why(data: bytes | None, error: str) -> None:
     with pytest.raises(wire.ScheduleError, match=error):
         wire.decode_epoch(data)
+
+
+def test_the_last_second_of_9999_is_a_time() -> None:
+    assert wire.decode_epoch(b"253402300799") == wire.check_due(253_402_300_799_000)
+    with pytest.raises(wire.ScheduleError):
+        wire.check_due(253_402_300_799_001)
 
 
 def test_an_epoch_before_1970_is_due_now() -> None:

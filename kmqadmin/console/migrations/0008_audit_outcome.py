@@ -17,7 +17,7 @@ def keep_usernames(apps, schema_editor) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("console", "0006_lifecycle_minute"),
+        ("console", "0007_topic_validators"),
     ]
 
     operations = [

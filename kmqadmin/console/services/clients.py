@@ -11,6 +11,7 @@ ones and a deleted one leaves no connection behind.
 import threading
 from collections.abc import Callable
 
+from kmqadmin.kafka.message_size import max_record_bytes
 from kmqadmin.kmq import (
     DeadLetters,
     InFlightView,
@@ -81,3 +82,17 @@ def schedule_client(config: SchedulerConfig) -> ScheduleClient:
 
 def lifecycle(config: QueueConfig) -> LifecycleFinder:
     return _kept(LifecycleFinder, config)
+
+
+def record_limit(config: QueueConfig) -> int:
+    """The most key + value + header bytes a record of the queue may hold,
+    asked of the broker once and kept with the clients (an edit of the queue
+    forgets it with them)."""
+    key = (config.topic, "record_limit", repr(config))
+    with _lock:
+        known = _clients.get(key)
+    if known is None:
+        known = max_record_bytes(config.bootstrap_servers, config.topic, config.kafka_config)
+        with _lock:
+            _clients[key] = known
+    return known  # type: ignore[return-value]

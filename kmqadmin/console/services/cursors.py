@@ -8,6 +8,8 @@ that text live here, so a page's ``next`` is always a valid ``after``.
 
 from kmqadmin.scheduler import Upcoming
 
+from .coordinates import MAX_OFFSET, MAX_PARTITION, number
+
 SEPARATOR = ":"
 IN_FLIGHT_FORM = "PARTITION:OFFSET, e.g. 2:1500"
 SCHEDULE_FORM = "DUE_MS:ID, as in a page's next"
@@ -28,7 +30,7 @@ def in_flight_after(text: str | None) -> tuple[int, int] | None:
         return None
     try:
         partition, offset = text.split(SEPARATOR)
-        return int(partition), int(offset)
+        return number(partition, MAX_PARTITION), number(offset, MAX_OFFSET)
     except ValueError:
         raise BadCursor(f"expected {IN_FLIGHT_FORM}") from None
 
@@ -44,6 +46,9 @@ def schedule_after(text: str | None) -> tuple[int, str] | None:
     if not text:
         return None
     due, sep, schedule_id = text.partition(SEPARATOR)
-    if not sep or not (due.isascii() and due.isdigit()):  # "²".isdigit(), but int() refuses it
-        raise BadCursor(f"expected {SCHEDULE_FORM}")
-    return int(due), schedule_id
+    try:
+        if sep:
+            return number(due, MAX_OFFSET), schedule_id
+    except ValueError:
+        pass
+    raise BadCursor(f"expected {SCHEDULE_FORM}")

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 from ..decorators import operator, viewer
 from ..forms import LetterFilterForm
 from ..services import clients
+from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.jobs import redrive_letters
 from ..services.letters import letter_fields
 from ..services.letters import redrive as redrive_letter
@@ -47,6 +48,10 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
 @operator
 @require_POST
 def redrive(request: HttpRequest, topic: str, partition: int, offset: int) -> HttpResponse:
+    if partition > MAX_PARTITION or offset > MAX_OFFSET:
+        return flash(
+            request, f"no letter at {partition}/{offset}: past Kafka's bounds", ok=False, status=400
+        )
     queue = queue_or_404(topic)
     try:
         redrive_letter(request.user, queue, partition, offset)

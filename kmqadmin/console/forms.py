@@ -10,7 +10,7 @@ from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kmq import LetterFilter, names
 from kmqadmin.scheduler import wire
 
-from .models import Cluster, Queue, ScheduleTopic
+from .models import SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
 
 TOPIC_NAME = rf"^{names.TOPIC_NAME}$"
 
@@ -18,7 +18,7 @@ TOPIC_NAME = rf"^{names.TOPIC_NAME}$"
 class ClusterForm(forms.ModelForm):
     class Meta:
         model = Cluster
-        fields = ["name", "bootstrap_servers"]
+        fields = ["name", "bootstrap_servers", *SECURITY_FIELDS]
 
 
 class QueueForm(forms.ModelForm):

@@ -18,6 +18,8 @@ from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 
+from kmqadmin.kafka.security import ClusterSecurity
+
 from .events import QueueTopics, events, topics
 from .lifecycle import analyse, partition_columns, skipped_markers
 from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
@@ -36,6 +38,8 @@ class PipelineConfig:
     source: str = "auto"  # KMQ_PIPELINE_SOURCE: auto, spark or python
     lookback_ms: int = HOUR_MS  # how far before a window its messages may start
     kafka_config: dict[str, str] = field(default_factory=dict)
+    # The cluster's SASL / TLS settings, read (secrets included) when a run starts.
+    security: ClusterSecurity | None = None
 
 
 @dataclass(frozen=True)
@@ -139,12 +143,21 @@ class AnalyticsJob:
                 "startingOffsetsByTimestampStrategy": "latest",
                 "failOnDataLoss": "false",
             }
-        options |= {f"kafka.{k}": v for k, v in self.config.kafka_config.items()}
+        options |= {f"kafka.{k}": v for k, v in self._client_settings().items()}
         options |= {
             "kafka.bootstrap.servers": self.config.bootstrap_servers,
             "subscribe": ",".join(topics(self.config.queues)),
         }
         return reader.format(self.format).options(**options)
+
+    def _client_settings(self) -> dict[str, Any]:
+        """Spark's source runs the Java client, ours librdkafka: the same
+        security settings have different names in each."""
+        security = self.config.security
+        if security is None:
+            return dict(self.config.kafka_config)
+        found = security.java() if self.format == SPARK_KAFKA else security.librdkafka()
+        return {**self.config.kafka_config, **found}
 
     def _path(self, table: str) -> Path:
         return self.config.output_dir / table

@@ -1,10 +1,12 @@
 from django.contrib import admin
 
+from .forms import ClusterForm
 from .models import Cluster, Queue
 
 
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
+    form = ClusterForm
     list_display = ["name", "bootstrap_servers"]
 
 

@@ -7,6 +7,7 @@ from confluent_kafka import Message as KafkaMessage
 from django import forms
 
 from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kafka.security import SECRET_REFERENCES, reference_problem
 from kmqadmin.kmq import LetterFilter, names
 from kmqadmin.scheduler import wire
 
@@ -15,10 +16,23 @@ from .models import SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
 TOPIC_NAME = rf"^{names.TOPIC_NAME}$"
 
 
+class ReferenceInput(forms.TextInput):
+    """A secret's reference (env:NAME, file:PATH) is shown again; anything
+    else is not, as it may be the secret itself typed in by mistake."""
+
+    def format_value(self, value: object) -> str | None:
+        if isinstance(value, str) and reference_problem(value) is not None:
+            return None
+        return super().format_value(value)
+
+
 class ClusterForm(forms.ModelForm):
+    """Also the admin's: neither renders a secret back."""
+
     class Meta:
         model = Cluster
         fields = ["name", "bootstrap_servers", *SECURITY_FIELDS]
+        widgets = {name: ReferenceInput for name in SECRET_REFERENCES}
 
 
 class QueueForm(forms.ModelForm):

@@ -20,6 +20,8 @@ from .masking import Masked
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+# The settings that name where a secret is.
+SECRET_REFERENCES = ("sasl_password", "oauth_client_secret", "ssl_key_password")
 REFERENCE_HELP = "env:NAME (an environment variable) or file:/path (a file holding it)"
 
 _JAAS_MODULES = {
@@ -96,7 +98,7 @@ class ClusterSecurity:
                     found[name] = f"{self.sasl_mechanism} needs it"
         if bool(self.ssl_cert_file) != bool(self.ssl_key_file):
             found["ssl_key_file"] = "a client certificate and its key go together"
-        for name in ("sasl_password", "oauth_client_secret", "ssl_key_password"):
+        for name in SECRET_REFERENCES:
             if getattr(self, name) and (problem := reference_problem(getattr(self, name))):
                 found[name] = problem
         return found

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 
+from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.security import ClusterSecurity
 
 from .events import QueueTopics, events, topics
@@ -136,28 +137,32 @@ class AnalyticsJob:
             minutes.unpersist()
 
     def _kafka[R: (DataFrameReader, DataStreamReader)](self, reader: R) -> R:
-        """The same options for either source; Spark's also needs SPARK_KAFKA_OPTIONS."""
-        options: dict[str, str] = {}
-        if self.format == SPARK_KAFKA:
-            options |= SPARK_KAFKA_OPTIONS | {
-                "startingOffsetsByTimestampStrategy": "latest",
-                "failOnDataLoss": "false",
-            }
-        options |= {f"kafka.{k}": v for k, v in self._client_settings().items()}
-        options |= {
-            "kafka.bootstrap.servers": self.config.bootstrap_servers,
-            "subscribe": ",".join(topics(self.config.queues)),
-        }
-        return reader.format(self.format).options(**options)
-
-    def _client_settings(self) -> dict[str, Any]:
-        """Spark's source runs the Java client, ours librdkafka: the same
-        security settings have different names in each."""
-        security = self.config.security
-        if security is None:
-            return dict(self.config.kafka_config)
-        found = security.java() if self.format == SPARK_KAFKA else security.librdkafka()
-        return {**self.config.kafka_config, **found}
+        return reader.format(self.format).options(**kafka_options(self.config, self.format))
 
     def _path(self, table: str) -> Path:
         return self.config.output_dir / table
+
+
+def kafka_options(config: PipelineConfig, source_format: str) -> Masked:
+    """The same options for either source; Spark's also needs SPARK_KAFKA_OPTIONS.
+
+    Spark's source runs the Java client, ours librdkafka: the cluster's
+    security settings have different names in each.
+    """
+    options = Masked()
+    if source_format == SPARK_KAFKA:
+        options |= SPARK_KAFKA_OPTIONS | {
+            "startingOffsetsByTimestampStrategy": "latest",
+            "failOnDataLoss": "false",
+        }
+    client = dict(config.kafka_config)
+    if config.security is not None:
+        client |= (
+            config.security.java() if source_format == SPARK_KAFKA else config.security.librdkafka()
+        )
+    options |= {f"kafka.{k}": v for k, v in client.items()}
+    options |= {
+        "kafka.bootstrap.servers": config.bootstrap_servers,
+        "subscribe": ",".join(topics(config.queues)),
+    }
+    return options

@@ -2,6 +2,7 @@
 client certificates required), for these tests only: the rest of the suite
 never waits for it."""
 
+import gc
 import os
 import uuid
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.console.services import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker, SaslSslListener
 from tests.security.certs import Certificates, make_certificates
 
@@ -35,6 +37,10 @@ def secure_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKaf
     )
     with EmbeddedBroker(sasl_ssl=listener) as broker:
         yield SecureKafka(broker.sasl_ssl_bootstrap_servers, certificates)
+        # Kept and dropped clients of this cluster go before it does (see the
+        # ``kafka`` fixture), or they log reconnect attempts to the end of the run.
+        clients.close()
+        gc.collect()
 
 
 @pytest.fixture

@@ -34,6 +34,13 @@ class ClusterForm(forms.ModelForm):
         fields = ["name", "bootstrap_servers", *SECURITY_FIELDS]
         widgets = {name: ReferenceInput for name in SECRET_REFERENCES}
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["security_protocol"].required = False  # not given: PLAINTEXT
+
+    def clean_security_protocol(self) -> str:
+        return self.cleaned_data["security_protocol"] or "PLAINTEXT"
+
 
 class QueueForm(forms.ModelForm):
     topic = forms.RegexField(TOPIC_NAME, max_length=names.MAX_TOPIC_LENGTH)

@@ -20,6 +20,7 @@ from .errors import BrokerUnavailable, ClusterSettingError
 from .security import ClusterSecurity
 
 ATTEMPT_S = 0.5
+_DENIED = {KafkaError._AUTHENTICATION, KafkaError._SSL}
 _verified: set[tuple[str, frozenset[tuple[str, Any]]]] = set()
 _lock = threading.Lock()
 
@@ -56,23 +57,16 @@ def verify_access(
         _verified.add(key)
 
 
-_DENIED = {KafkaError._AUTHENTICATION, KafkaError._SSL}
-
-
 def _explained(security: ClusterSecurity, error: KafkaError) -> ClusterSettingError:
     detail = error.str().split(": ", 1)[-1]
-    if error.code() == KafkaError._AUTHENTICATION:
-        who = (
-            f"client {security.oauth_client_id}"
-            if security.sasl_mechanism == "OAUTHBEARER"
-            else f"user {security.sasl_username}"
-        )
-        setting = (
-            "oauth_client_secret"
-            if security.sasl_mechanism == "OAUTHBEARER"
-            else f"sasl_password ({security.sasl_password})"
-        )
-        problem = f"{security.sasl_mechanism} login as {who} refused ({detail}); check it"
-        return ClusterSettingError(security.cluster, f"sasl_username / {setting}", problem)
-    problem = f"TLS handshake failed ({detail}); check them"
-    return ClusterSettingError(security.cluster, "ssl_ca_file / ssl_cert_file", problem)
+    if error.code() != KafkaError._AUTHENTICATION:
+        problem = f"TLS handshake failed ({detail}); check them"
+        return ClusterSettingError(security.cluster, "ssl_ca_file / ssl_cert_file", problem)
+    if security.sasl_mechanism == "OAUTHBEARER":
+        who = f"client {security.oauth_client_id}"
+        settings = f"oauth_client_id / oauth_client_secret ({security.oauth_client_secret})"
+    else:
+        who = f"user {security.sasl_username}"
+        settings = f"sasl_username / sasl_password ({security.sasl_password})"
+    problem = f"{security.sasl_mechanism} login as {who} refused ({detail}); check them"
+    return ClusterSettingError(security.cluster, settings, problem)

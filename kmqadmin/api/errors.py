@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
 from kmqadmin.console.services.missing import Missing
-from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 
@@ -23,4 +23,6 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TopicMissing):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them
+        return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     return drf_handler(exc, context)

@@ -1,11 +1,13 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from .forms import ClusterForm
 from .models import AuditEntry, Cluster, Queue
 
 
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
+    form = ClusterForm
     list_display = ["name", "bootstrap_servers"]
 
 

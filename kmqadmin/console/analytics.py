@@ -30,6 +30,7 @@ def jobs(spark: SparkSession) -> list[tuple[Cluster, AnalyticsJob]]:
         if queues:
             config = PipelineConfig(
                 bootstrap_servers=cluster.bootstrap,
+                security=cluster.security(),
                 queues=queues,
                 output_dir=Path(settings.KMQ_ANALYTICS_DIR) / cluster.name,
                 source=settings.KMQ_PIPELINE_SOURCE,

@@ -7,18 +7,39 @@ from confluent_kafka import Message as KafkaMessage
 from django import forms
 
 from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kafka.security import SECRET_REFERENCES, reference_problem
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
-from .models import Cluster, Queue, ScheduleTopic
+from .models import SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
 from .services.coordinates import MAX_OFFSET, MAX_PARTITION
 from .services.validators import given_text, topic_name
 
 
+class ReferenceInput(forms.TextInput):
+    """A secret's reference (env:NAME, file:PATH) is shown again; anything
+    else is not, as it may be the secret itself typed in by mistake."""
+
+    def format_value(self, value: object) -> str | None:
+        if isinstance(value, str) and reference_problem(value) is not None:
+            return None
+        return super().format_value(value)
+
+
 class ClusterForm(forms.ModelForm):
+    """Also the admin's: neither renders a secret back."""
+
     class Meta:
         model = Cluster
-        fields = ["name", "bootstrap_servers"]
+        fields = ["name", "bootstrap_servers", *SECURITY_FIELDS]
+        widgets = {name: ReferenceInput for name in SECRET_REFERENCES}
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["security_protocol"].required = False  # not given: PLAINTEXT
+
+    def clean_security_protocol(self) -> str:
+        return self.cleaned_data["security_protocol"] or "PLAINTEXT"
 
 
 class QueueForm(forms.ModelForm):

@@ -6,7 +6,7 @@ from confluent_kafka import KafkaException
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from kmqadmin.kafka.errors import BrokerUnavailable, TopicMissing
+from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 
@@ -24,7 +24,9 @@ class KafkaErrorMiddleware:
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
         if isinstance(exc, TopicMissing):
             status, what = 409, str(exc)
-        elif isinstance(exc, KafkaException | ReadTimeout | BrokerUnavailable):
+        elif isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them
+            status, what = 503, str(exc)
+        elif isinstance(exc, KafkaException | ReadTimeout):
             status, what = 503, f"Kafka did not answer in time: {exc}; try again"
         else:
             return None

@@ -5,11 +5,28 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from kmqadmin.kafka.access import verify_access
+from kmqadmin.kafka.masking import Masked
+from kmqadmin.kafka.security import MECHANISMS, PROTOCOLS, REFERENCE_HELP, ClusterSecurity
 from kmqadmin.kmq import Backoff, QueueConfig, names
 from kmqadmin.scheduler import SchedulerConfig
 
 from .printable import printable, printable_json
 from .services.validators import queue_topic_name, topic_name
+
+
+def _choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(value, value) for value in values]
+
+
+def _reference(help_text: str) -> models.CharField:
+    """Where a secret is (env:NAME or file:PATH): the secret itself is never
+    stored, so no dump, backup, audit entry or form can show it."""
+    return models.CharField(max_length=500, blank=True, help_text=f"{help_text}: {REFERENCE_HELP}.")
+
+
+def _pem_file(help_text: str) -> models.CharField:
+    return models.CharField(max_length=500, blank=True, help_text=f"{help_text} (PEM file path).")
 
 
 class Cluster(models.Model):
@@ -19,6 +36,22 @@ class Cluster(models.Model):
     bootstrap_servers = models.CharField(
         max_length=500, blank=True, help_text="Blank: use KAFKA_BOOTSTRAP_SERVERS."
     )
+    security_protocol = models.CharField(
+        max_length=16, choices=_choices(PROTOCOLS), default="PLAINTEXT"
+    )
+    sasl_mechanism = models.CharField(max_length=16, choices=_choices(MECHANISMS), blank=True)
+    sasl_username = models.CharField(max_length=255, blank=True)
+    sasl_password = _reference("SASL password")
+    oauth_token_endpoint = models.URLField(
+        max_length=500, blank=True, help_text="OAUTHBEARER: the OIDC token endpoint."
+    )
+    oauth_client_id = models.CharField(max_length=255, blank=True)
+    oauth_client_secret = _reference("OAUTHBEARER client secret")
+    oauth_scope = models.CharField(max_length=255, blank=True)
+    ssl_ca_file = _pem_file("CA certificates the brokers' certificates are checked against")
+    ssl_cert_file = _pem_file("Client certificate, for brokers that require one")
+    ssl_key_file = _pem_file("The client certificate's private key")
+    ssl_key_password = _reference("Password of an encrypted private key")
 
     class Meta:
         ordering = ["name"]
@@ -29,6 +62,40 @@ class Cluster(models.Model):
     @property
     def bootstrap(self) -> str:
         return self.bootstrap_servers or settings.KAFKA_BOOTSTRAP_SERVERS
+
+    def security(self) -> ClusterSecurity:
+        fields = {name: getattr(self, name) for name in SECURITY_FIELDS}
+        return ClusterSecurity(cluster=self.name, **fields)
+
+    def clean(self) -> None:
+        if problems := self.security().problems():
+            raise ValidationError(problems)
+
+    def kafka_config(self) -> Masked:
+        """Client settings for this cluster, secrets read now; the first time
+        a secured cluster is used, a bounded login check, so a wrong
+        password is one error naming the setting, not librdkafka's retries."""
+        found = self.security()
+        config = found.librdkafka()
+        if found.security_protocol != "PLAINTEXT":
+            verify_access(self.bootstrap, found, config)
+        return config
+
+
+SECURITY_FIELDS = [
+    "security_protocol",
+    "sasl_mechanism",
+    "sasl_username",
+    "sasl_password",
+    "oauth_token_endpoint",
+    "oauth_client_id",
+    "oauth_client_secret",
+    "oauth_scope",
+    "ssl_ca_file",
+    "ssl_cert_file",
+    "ssl_key_file",
+    "ssl_key_password",
+]
 
 
 class Queue(models.Model):
@@ -112,6 +179,7 @@ class Queue(models.Model):
             message_timeout_ms=self.message_timeout_ms,
             max_redeliveries=self.max_redeliveries,
             backoff=self.backoff,
+            kafka_config=self.cluster.kafka_config(),
         )
 
 
@@ -142,7 +210,10 @@ class ScheduleTopic(models.Model):
 
     def config(self) -> SchedulerConfig:
         return SchedulerConfig(
-            bootstrap_servers=self.cluster.bootstrap, topic=self.topic, group_id=self.group_id
+            bootstrap_servers=self.cluster.bootstrap,
+            topic=self.topic,
+            group_id=self.group_id,
+            kafka_config=self.cluster.kafka_config(),
         )
 
 

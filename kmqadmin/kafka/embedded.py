@@ -23,6 +23,8 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -65,6 +67,49 @@ logger.server.level = INFO
 """
 
 
+@dataclass(frozen=True)
+class SaslSslListener:
+    """A second listener, SASL_SSL with SCRAM-SHA-512, for tests of secured
+    clusters; the PLAINTEXT one stays for the broker's own readiness check.
+
+    ``keystore``: PEM file with the broker's unencrypted PKCS#8 key and its
+    certificate; ``truststore``: the PEM CA that signed the clients'
+    certificates (client certificates are then required); ``users``:
+    SCRAM-SHA-512 user name to password, created when the storage is
+    formatted.
+    """
+
+    keystore: Path
+    users: Mapping[str, str]
+    truststore: Path | None = None
+    port: int = field(default=0, compare=False)
+
+    def settings(self) -> dict[str, str]:
+        prefix = "listener.name.sasl_ssl."
+        found = {
+            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            f"{prefix}scram-sha-512.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            ),
+            f"{prefix}ssl.keystore.type": "PEM",
+            f"{prefix}ssl.keystore.location": str(self.keystore),
+        }
+        if self.truststore is not None:
+            found |= {
+                f"{prefix}ssl.truststore.type": "PEM",
+                f"{prefix}ssl.truststore.location": str(self.truststore),
+                f"{prefix}ssl.client.auth": "required",
+            }
+        return found
+
+    def scram_arguments(self) -> list[str]:
+        return [
+            arg
+            for name, password in self.users.items()
+            for arg in ("--add-scram", f"SCRAM-SHA-512=[name={name},password={password}]")
+        ]
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nobody listens on right now (the kernel's pick)."""
     with socket.socket() as sock:
@@ -103,6 +148,7 @@ class EmbeddedBroker:
         data_dir: Path | None = None,
         jars: Path | None = None,
         ready_timeout: float = 60.0,
+        sasl_ssl: SaslSslListener | None = None,
     ):
         self.host = host
         self.port = port or free_port(host)
@@ -111,10 +157,19 @@ class EmbeddedBroker:
         self._temporary = data_dir is None
         self.data_dir = data_dir or Path(tempfile.mkdtemp(prefix="kmq-kafka-"))
         self._process: subprocess.Popen[bytes] | None = None
+        self.sasl_ssl = sasl_ssl
+        self.sasl_ssl_port = (sasl_ssl.port or free_port(host)) if sasl_ssl else 0
 
     @property
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def sasl_ssl_bootstrap_servers(self) -> str:
+        """The SASL_SSL listener's address (only with ``sasl_ssl``)."""
+        if self.sasl_ssl is None:
+            raise KafkaSetupError("this embedded broker was started without a SASL_SSL listener")
+        return f"{self.host}:{self.sasl_ssl_port}"
 
     @property
     def log_path(self) -> Path:
@@ -212,17 +267,25 @@ class EmbeddedBroker:
         """The server properties for this start; listener ports change per start."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         controller = free_port(self.host)
+        advertised = f"PLAINTEXT://{self.host}:{self.port}"
+        protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+        extra: dict[str, str] = {}
+        if self.sasl_ssl is not None:
+            advertised += f",SASL_SSL://{self.host}:{self.sasl_ssl_port}"
+            protocols += ",SASL_SSL:SASL_SSL"
+            extra = self.sasl_ssl.settings()
         settings = {
             "process.roles": "broker,controller",
             "node.id": NODE_ID,
             "controller.quorum.voters": f"{NODE_ID}@{self.host}:{controller}",
-            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{controller}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "listeners": f"{advertised},CONTROLLER://{self.host}:{controller}",
+            "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": protocols,
             "log.dirs": str(self.data_dir / "logs"),
             **_SINGLE_NODE,
+            **extra,
         }
         (self.data_dir / "log4j2.properties").write_text(_LOG4J2)
         path = self.data_dir / "server.properties"
@@ -250,6 +313,7 @@ class EmbeddedBroker:
                 f"--cluster-id={cluster_id}",
                 "-c",
                 str(config),
+                *(self.sasl_ssl.scram_arguments() if self.sasl_ssl else []),
             ],
             capture_output=True,
             text=True,

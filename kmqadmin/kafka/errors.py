@@ -32,3 +32,11 @@ class TopicMissing(KafkaSetupError):
             f"topic {topic} does not exist; create it (QueueConfig.ensure_topics, or "
             "`python manage.py kmq doctor` lists what is missing)"
         )
+
+
+class ClusterSettingError(KafkaSetupError):
+    """A cluster's security setting cannot be used as given (a secret's
+    variable unset, a file unreadable, credentials refused)."""
+
+    def __init__(self, cluster: str, setting: str, problem: str) -> None:
+        super().__init__(f"cluster {cluster}: {setting}: {problem}")

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kmqadmin.kafka.masking import masked
 from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
 from kmqadmin.scheduler.config import SchedulerConfig
@@ -35,6 +36,7 @@ class QueueConfig:
     kafka_config: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "kafka_config", masked(self.kafka_config))  # repr is logged
         defaults = {
             "markers_topic": names.markers_topic(self.topic),
             "dlq_topic": names.dlq_topic(self.topic),

@@ -18,6 +18,9 @@ from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 
+from kmqadmin.kafka.masking import Masked
+from kmqadmin.kafka.security import ClusterSecurity
+
 from .events import QueueTopics, events, topics
 from .lifecycle import analyse, partition_columns, skipped_markers
 from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
@@ -36,6 +39,8 @@ class PipelineConfig:
     source: str = "auto"  # KMQ_PIPELINE_SOURCE: auto, spark or python
     lookback_ms: int = HOUR_MS  # how far before a window its messages may start
     kafka_config: dict[str, str] = field(default_factory=dict)
+    # The cluster's SASL / TLS settings, read (secrets included) when a run starts.
+    security: ClusterSecurity | None = None
 
 
 @dataclass(frozen=True)
@@ -132,19 +137,32 @@ class AnalyticsJob:
             minutes.unpersist()
 
     def _kafka[R: (DataFrameReader, DataStreamReader)](self, reader: R) -> R:
-        """The same options for either source; Spark's also needs SPARK_KAFKA_OPTIONS."""
-        options: dict[str, str] = {}
-        if self.format == SPARK_KAFKA:
-            options |= SPARK_KAFKA_OPTIONS | {
-                "startingOffsetsByTimestampStrategy": "latest",
-                "failOnDataLoss": "false",
-            }
-        options |= {f"kafka.{k}": v for k, v in self.config.kafka_config.items()}
-        options |= {
-            "kafka.bootstrap.servers": self.config.bootstrap_servers,
-            "subscribe": ",".join(topics(self.config.queues)),
-        }
-        return reader.format(self.format).options(**options)
+        return reader.format(self.format).options(**kafka_options(self.config, self.format))
 
     def _path(self, table: str) -> Path:
         return self.config.output_dir / table
+
+
+def kafka_options(config: PipelineConfig, source_format: str) -> Masked:
+    """The same options for either source; Spark's also needs SPARK_KAFKA_OPTIONS.
+
+    Spark's source runs the Java client, ours librdkafka: the cluster's
+    security settings have different names in each.
+    """
+    options = Masked()
+    if source_format == SPARK_KAFKA:
+        options |= SPARK_KAFKA_OPTIONS | {
+            "startingOffsetsByTimestampStrategy": "latest",
+            "failOnDataLoss": "false",
+        }
+    client = dict(config.kafka_config)
+    if config.security is not None:
+        client |= (
+            config.security.java() if source_format == SPARK_KAFKA else config.security.librdkafka()
+        )
+    options |= {f"kafka.{k}": v for k, v in client.items()}
+    options |= {
+        "kafka.bootstrap.servers": config.bootstrap_servers,
+        "subscribe": ",".join(topics(config.queues)),
+    }
+    return options

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kmqadmin.kafka.masking import masked
 from kmqadmin.kafka.topics import ensure_topics
 
 DAY_MS = 86_400_000
@@ -32,6 +33,7 @@ class SchedulerConfig:
     kafka_config: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "kafka_config", masked(self.kafka_config))  # repr is logged
         if self.horizon_ms < 1000:
             raise ValueError("horizon_ms must be at least 1000")
         if not 0 <= self.lookahead_ms < self.horizon_ms // 4:

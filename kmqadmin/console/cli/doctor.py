@@ -8,7 +8,7 @@ import asyncio
 from argparse import ArgumentParser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -18,8 +18,11 @@ from django.db.migrations.executor import MigrationExecutor
 
 from kmqadmin.celery import app as celery_app
 from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.topics import cluster_metadata, partition_counts
+from kmqadmin.kafka.topics import admin_client, cluster_metadata, partition_counts
 from kmqadmin.kmq import names
+
+if TYPE_CHECKING:
+    from kmqadmin.console.models import Cluster
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,14 @@ class Check:
 
 @dataclass(frozen=True)
 class CheckedQueue:
-    """What doctor needs of a queue: where it lives and its three topics."""
+    """What doctor needs of a queue: where it lives and its three topics.
+    ``cluster`` is None for a --topic on KAFKA_BOOTSTRAP_SERVERS."""
 
     bootstrap: str
     topic: str
     markers_topic: str
     dlq_topic: str
+    cluster: "Cluster | None" = None
 
     def topics(self) -> tuple[str, str, str]:
         return self.topic, self.markers_topic, self.dlq_topic
@@ -78,9 +83,10 @@ def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
     if database.ok:
         queues += registered_queues()
     checks = [database, check_channel_layer(), check_celery()]
-    brokers = sorted({settings.KAFKA_BOOTSTRAP_SERVERS} | {q.bootstrap for q in queues})
-    for bootstrap in brokers:
-        checks += check_kafka(bootstrap, [q for q in queues if q.bootstrap == bootstrap])
+    places = {(settings.KAFKA_BOOTSTRAP_SERVERS, None)} | {(q.bootstrap, q.cluster) for q in queues}
+    for bootstrap, cluster in sorted(places, key=lambda place: (place[0], str(place[1] or ""))):
+        found = [q for q in queues if (q.bootstrap, q.cluster) == (bootstrap, cluster)]
+        checks += check_kafka(bootstrap, found, cluster)
     return checks
 
 
@@ -88,7 +94,7 @@ def registered_queues() -> list[CheckedQueue]:
     from kmqadmin.console.models import Queue
 
     return [
-        CheckedQueue(q.cluster.bootstrap, q.topic, q.markers_topic, q.dlq_topic)
+        CheckedQueue(q.cluster.bootstrap, q.topic, q.markers_topic, q.dlq_topic, q.cluster)
         for q in Queue.objects.select_related("cluster")
     ]
 
@@ -148,9 +154,14 @@ def check_celery() -> Check:
     return Check("celery", True, f"transport {transport} connects")
 
 
-def check_kafka(bootstrap: str, queues: list[CheckedQueue]) -> list[Check]:
+def check_kafka(
+    bootstrap: str, queues: list[CheckedQueue], cluster: "Cluster | None" = None
+) -> list[Check]:
+    """Metadata with the cluster's own security settings (a wrong password or
+    an unset secret variable is this check's FAIL line, naming the setting)."""
     try:
-        metadata = cluster_metadata(bootstrap)
+        extra = cluster.kafka_config() if cluster is not None else {}
+        metadata = cluster_metadata(bootstrap, admin=admin_client(bootstrap, extra))
     except KafkaSetupError as exc:
         return [Check("kafka", False, str(exc))]
     counts = partition_counts(metadata, [name for queue in queues for name in queue.topics()])

@@ -1,6 +1,9 @@
 """Configuration the console keeps in SQL; queue *state* lives only in Kafka."""
 
+import re
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from kmqadmin.kmq import Backoff, QueueConfig, names
@@ -82,6 +85,15 @@ class Queue(models.Model):
         )
 
 
+def validate_topic_names(value: object) -> None:
+    """A list of Kafka topic names (an allowlist of targets)."""
+    if not isinstance(value, list):
+        raise ValidationError("expected a list of topic names")
+    for name in value:
+        if not isinstance(name, str) or not re.fullmatch(names.TOPIC_NAME, name):
+            raise ValidationError(f"{name!r} is not a Kafka topic name")
+
+
 class ScheduleTopic(models.Model):
     """A schedules topic of its own (etf1's), served by the workers' schedulers.
 
@@ -95,6 +107,12 @@ class ScheduleTopic(models.Model):
     partitions = models.PositiveSmallIntegerField(
         default=6, help_text="Used when kmqadmin creates the topic."
     )
+    allowed_targets = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_topic_names],
+        help_text="Topics its schedules may fire into; empty: any topic.",
+    )
 
     class Meta:
         ordering = ["cluster__name", "topic"]
@@ -107,7 +125,10 @@ class ScheduleTopic(models.Model):
 
     def config(self) -> SchedulerConfig:
         return SchedulerConfig(
-            bootstrap_servers=self.cluster.bootstrap, topic=self.topic, group_id=self.group_id
+            bootstrap_servers=self.cluster.bootstrap,
+            topic=self.topic,
+            group_id=self.group_id,
+            allowed_targets=frozenset(self.allowed_targets),
         )
 
 
@@ -129,6 +150,19 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.user} {self.action} {self.target}"
+
+
+class Job(models.Model):
+    """Who started a background job: its progress is theirs and the admins' to see."""
+
+    task_id = models.CharField(max_length=255, unique=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.task_id
 
 
 class QueueMinute(models.Model):

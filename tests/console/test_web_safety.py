@@ -52,3 +52,11 @@ def test_pages_carry_a_csp_without_unsafe_inline_and_admin_gets_the_nonce() -> N
     assert f'nonce="{nonce}"' in changelist.content.decode()
     docs = client.get("/api/docs/")
     assert b"<script>" not in docs.content  # the docs' script is a file of its own
+
+
+@pytest.mark.django_db
+def test_the_ssl_redirect_spares_the_health_check(settings) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    client = Client()
+    assert client.get("/registry/").status_code == 301
+    assert client.get("/healthz").status_code != 301

@@ -4,7 +4,10 @@ KAFKA_BOOTSTRAP_SERVERS, DATABASE_URL, REDIS_URL and SPARK_MASTER each fall
 back to an embedded default when unset, so `make run` needs no servers.
 """
 
+from datetime import timedelta
 from pathlib import Path
+
+from django.utils.csp import CSP
 
 from . import env as config
 
@@ -18,6 +21,49 @@ DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = config.secret_key(env.str("DJANGO_SECRET_KEY", default=""), DATA_DIR)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- web safety (README: Production) ---------------------------------------
+# Safe by default once DEBUG is off. Browsers keep Secure cookies on
+# http://localhost and 127.0.0.1, so `make run` works with them; the TLS
+# redirect and the proxy header depend on the deployment, hence switches.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_HSTS_PRELOAD", default=False)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SSL_REDIRECT", default=False)
+# Health checks probe the process itself over plain http (docker-compose.yml).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https")
+    if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False)
+    else None
+)
+# An idle session ends: every request pushes the expiry back.
+SESSION_COOKIE_AGE = env.int("DJANGO_SESSION_IDLE_S", 3600)
+SESSION_SAVE_EVERY_REQUEST = True
+# Nothing inline runs: scripts and styles come from static files; Django's
+# admin and the API docs mark their few inline styles with the request nonce.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+# Login throttling (django-axes): a username is locked for this address
+# after so many failures in a row, until the cool-off has passed.
+AXES_FAILURE_LIMIT = env.int("KMQ_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(seconds=env.int("KMQ_LOGIN_LOCKOUT_S", 900))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 
 # --- the four external parts ---------------------------------------------
 KMQ_EMBEDDED_KAFKA_PORT = env.int("KMQ_EMBEDDED_KAFKA_PORT", config.DEFAULT_EMBEDDED_KAFKA_PORT)
@@ -79,11 +125,13 @@ INSTALLED_APPS = [
     "django_celery_results",
     "kmqadmin.console",
     "kmqadmin.api",
+    "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "kmqadmin.console.body_limit.BodyLimitMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -93,6 +141,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "kmqadmin.console.middleware.KafkaErrorMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "kmqadmin.urls"
@@ -108,14 +157,20 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
             ],
         },
     },
 ]
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "console:index"

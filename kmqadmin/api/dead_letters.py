@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from kmqadmin.console.services import clients, letters
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, number
-from kmqadmin.console.services.jobs import redrive_letters
+from kmqadmin.console.services.jobs import redrive_letters, start
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
 from kmqadmin.kmq import LetterFilter
@@ -72,7 +72,7 @@ class BulkRedrive(QueueAPIView):
         if partition not in clients.dead_letters(queue.config()).partitions():
             raise ValidationError({"partition": "no such DLQ partition"})
         match = letter_filter(params).to_json()
-        job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
+        job = start(redrive_letters, request.user, queue.pk, partition, match, request.user.pk)
         body = {"task": job.id, "status_url": f"/api/tasks/{job.id}"}
         return Response(s.TaskStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 

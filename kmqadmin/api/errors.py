@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
 from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.schedules import TargetNotAllowed
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
@@ -21,6 +22,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, Missing):
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, TargetNotAllowed):
+        return Response({"target_topic": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, TopicMissing):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them

@@ -95,6 +95,9 @@ class UpcomingSerializer(serializers.Serializer):
     target_topic = serializers.CharField()
     partition = serializers.IntegerField()
     offset = serializers.IntegerField()
+    allowed = serializers.BooleanField(
+        help_text="false: the topic's allowlist does not hold the target; it never fires"
+    )
 
 
 class UpcomingPageSerializer(serializers.Serializer):

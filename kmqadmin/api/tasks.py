@@ -13,7 +13,8 @@ from . import serializers as s
 class TaskStatus(APIView):
     @extend_schema(responses=s.TaskStatusSerializer)
     def get(self, request: Request, task_id: str) -> Response:
-        """A job's state and progress (the final counts once it succeeded)."""
-        job = job_status(task_id)
+        """A job's state and progress (the final counts once it succeeded); its
+        starter's and the admins' to see."""
+        job = job_status(task_id, request.user)
         progress = {"error": job.error} if job.error is not None else job.progress or None
         return Response(s.TaskStatusSerializer({"state": job.state, "progress": progress}).data)

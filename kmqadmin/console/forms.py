@@ -58,10 +58,37 @@ class QueueForm(forms.ModelForm):
         ]
 
 
+class TopicListField(forms.CharField):
+    """Topic names, one a line (or separated by spaces or commas), as a list;
+    the model's validator checks each name."""
+
+    widget = forms.Textarea(attrs={"rows": 4})
+
+    def prepare_value(self, value: object) -> object:
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: str | None) -> list[str]:
+        text = super().to_python(value)
+        return list(dict.fromkeys(text.replace(",", " ").split()))
+
+
 class ScheduleTopicForm(forms.ModelForm):
+    allowed_targets = TopicListField(
+        required=False,
+        label="Allowed target topics",
+        help_text="One a line; its schedules fire into these alone. Empty: any topic.",
+    )
+
     class Meta:
         model = ScheduleTopic
-        fields = ["cluster", "topic", "group_id", "partitions"]
+        fields = ["cluster", "topic", "group_id", "partitions", "allowed_targets"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        """A new registration proposes the registered queues as its targets."""
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            queues = Queue.objects.order_by("topic").values_list("topic", flat=True)
+            self.initial["allowed_targets"] = list(dict.fromkeys(queues))
 
 
 class ActionForm(forms.Form):

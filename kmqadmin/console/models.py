@@ -12,7 +12,7 @@ from kmqadmin.kmq import Backoff, QueueConfig, names
 from kmqadmin.scheduler import SchedulerConfig
 
 from .printable import printable, printable_json
-from .services.validators import queue_topic_name, topic_name
+from .services.validators import queue_topic_name, topic_name, topic_names
 
 
 def _choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -198,6 +198,12 @@ class ScheduleTopic(models.Model):
         validators=[MinValueValidator(1)],
         help_text="Used when kmqadmin creates the topic.",
     )
+    allowed_targets = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[topic_names],
+        help_text="Topics its schedules may fire into; empty: any topic.",
+    )
 
     class Meta:
         ordering = ["cluster__name", "topic"]
@@ -214,6 +220,7 @@ class ScheduleTopic(models.Model):
             topic=self.topic,
             group_id=self.group_id,
             kafka_config=self.cluster.kafka_config(),
+            allowed_targets=frozenset(self.allowed_targets),
         )
 
 
@@ -287,6 +294,19 @@ class AuditEntry(models.Model):
         if pending.update(status=status, after=after, error=error) != 1:
             raise AppendOnly(f"audit entry {self.pk} already has its outcome")
         self.status, self.after, self.error = status, after, error
+
+
+class Job(models.Model):
+    """Who started a background job: its progress is theirs and the admins' to see."""
+
+    task_id = models.CharField(max_length=255, unique=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.task_id
 
 
 class QueueMinute(models.Model):

@@ -79,4 +79,5 @@ class QueueConfig:
             topic=self.schedules_topic,
             group_id=f"{self.group_id}__scheduler",
             kafka_config=self.kafka_config,
+            allowed_targets=frozenset([self.topic]),  # delayed copies go back to the queue only
         )

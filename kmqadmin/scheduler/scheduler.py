@@ -56,7 +56,7 @@ class Scheduler(PartitionOwner[PartitionState]):
         self._read_ahead: ReadAhead | None = None
         self._horizon: Horizon | None = None
         self._known_topics: set[str] = set()
-        self._fired = self._skipped = self._undeliverable = 0
+        self._fired = self._skipped = self._undeliverable = self._forbidden = 0
 
     def stats(self) -> SchedulerStats:
         states = list(self._states.values())
@@ -65,6 +65,7 @@ class Scheduler(PartitionOwner[PartitionState]):
             fired=self._fired,
             skipped=self._skipped,
             undeliverable=self._undeliverable,
+            forbidden=self._forbidden,
             partitions=self.owned_partitions(),
             loading=tuple(sorted(s.partition for s in states if not s.caught_up)),
             horizon_end_ms=0 if self._horizon is None else self._horizon.end,
@@ -181,6 +182,8 @@ class Scheduler(PartitionOwner[PartitionState]):
                 elif isinstance(outcome, str):
                     self._skipped += 1
                     log.warning("schedule on partition %d not fired: %s", state.partition, outcome)
+                elif not self.config.allows(outcome.target.topic):
+                    self._forbid(state.partition, offset, outcome.target.topic)
                 elif self._topic_exists(outcome.target.topic):
                     state.arm(key, outcome)
                 else:
@@ -193,6 +196,18 @@ class Scheduler(PartitionOwner[PartitionState]):
                         offset,
                         outcome.target.topic,
                     )
+
+    def _forbid(self, partition: int, offset: int, target_topic: str) -> None:
+        """Never fired; the record stays for an operator to see and cancel."""
+        self._forbidden += 1
+        log.error(
+            "schedule %s/%d/%d targets %r, which is not among the topic's allowed targets; "
+            "skipped, never fired",
+            self.config.topic,
+            partition,
+            offset,
+            target_topic,
+        )
 
     def _topic_exists(self, name: str) -> bool:
         assert self._consumer is not None

@@ -9,6 +9,7 @@ class SchedulerStats:
     fired: int
     skipped: int  # undecodable records, counted and logged
     undeliverable: int  # due, but the target topic does not exist
+    forbidden: int  # due, but the target topic is not among the allowed targets
     partitions: tuple[int, ...]
     loading: tuple[int, ...]  # partitions still reading what was there at assignment
     horizon_end_ms: int

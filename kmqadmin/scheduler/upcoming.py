@@ -32,6 +32,7 @@ class Upcoming:
     target_topic: str
     partition: int
     offset: int
+    allowed: bool = True  # False: the target is not allowed, the scheduler skips it
 
 
 class UpcomingView:
@@ -43,6 +44,7 @@ class UpcomingView:
         self.complete = False  # the last refresh drained everything written so far
         self._lock = threading.Lock()
         self._live: dict[bytes, Upcoming] = {}
+        self._forbidden: set[bytes] = set()  # live ids whose target is not allowed
         group = f"{config.group_id}__view-{uuid.uuid4().hex[:8]}"
         self._consumer = Consumer(
             consumer_config(config.bootstrap_servers, group, config.kafka_config)
@@ -75,6 +77,11 @@ class UpcomingView:
     def count(self) -> int:
         with self._lock:
             return len(self._live)
+
+    def forbidden(self) -> int:
+        """Live schedules the scheduler will skip: their target is not allowed."""
+        with self._lock:
+            return len(self._forbidden)
 
     def page(self, limit: int = 50, after: tuple[int, str] | None = None) -> list[Upcoming]:
         """Up to ``limit`` schedules in (due time, id) order after the cursor.
@@ -109,6 +116,7 @@ class UpcomingView:
             return
         if record.value() is None:
             self._live.pop(key, None)
+            self._forbidden.discard(key)
             return
         try:
             due = wire.deadline(record.headers())
@@ -116,6 +124,11 @@ class UpcomingView:
         except wire.ScheduleError:
             self.skipped += 1  # skipped as the scheduler skips it: the older version stands
             return
+        allowed = self.config.allows(topic)
+        if allowed:
+            self._forbidden.discard(key)
+        else:
+            self._forbidden.add(key)
         self._live[key] = Upcoming(
-            key.decode(errors="replace"), due, topic, record.partition(), record.offset()
+            key.decode(errors="replace"), due, topic, record.partition(), record.offset(), allowed
         )

@@ -1,6 +1,8 @@
 """The DLQ API against the real broker, a real tracker and the test database."""
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry
@@ -10,6 +12,7 @@ from tests.api.conftest import client_as
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import poll_until
+from tests.users import user_with
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tracker")]
 
@@ -108,3 +111,27 @@ def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
     assert entry.after == {"redriven": 3}
     assert entry.before["filter"]["header"] == ["team", "red"]
     assert client_as("viewer").post(f"/api/queues/{queue.topic}/dlq/redrive").status_code == 403
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_a_jobs_progress_is_for_its_starter_and_admins_alone(
+    queue: QueueConfig, operator: APIClient
+) -> None:
+    started = operator.post(f"/api/queues/{queue.topic}/dlq/redrive?partition=0")
+    status_url, task_id = started.json()["status_url"], started.json()["task"]
+    others = {"admin": 200, "viewer": 403, "operator": 403}
+    for role, expected in others.items():
+        api, console = APIClient(), Client()
+        user = user_with(role, f"other-{role}")
+        api.force_authenticate(user)
+        console.force_login(user)
+        refused = api.get(status_url)
+        assert refused.status_code == expected, role
+        assert expected == 200 or "starter" in refused.json()["detail"]
+        assert console.get(f"/tasks/{task_id}").status_code == expected, role  # the progress bar
+    assert operator.get(status_url).status_code == 200
+    assert operator.get("/api/tasks/no-such-job").status_code == 404
+    starter = Client()
+    starter.force_login(User.objects.get(username="operator"))
+    assert starter.get(f"/tasks/{task_id}").status_code == 200
+    assert starter.get("/tasks/no-such-job").status_code == 404

@@ -78,3 +78,26 @@ def test_bad_schedule_requests_get_a_4xx(registered: str, target: str, operator:
     assert operator.get("/api/schedules/unknown-topic/").status_code == 404
     assert operator.delete(f"{registered}x/fire").status_code == 405  # fire is POST only
     assert client_as("viewer").post(registered, base, "json").status_code == 403
+
+
+def test_a_target_outside_the_topics_allowlist_is_refused_with_the_reason(
+    registered: str, schedules: SchedulerConfig, target: str, operator: APIClient
+) -> None:
+    topic = ScheduleTopic.objects.get(topic=schedules.topic)
+    topic.allowed_targets = [target]
+    topic.save()
+    base = {"id": "x", "at": soon(3600), "value": "v"}
+    refused = operator.post(registered, base | {"target_topic": "other-queue__undelivered"}, "json")
+    assert refused.status_code == 400
+    assert "may not fire into other-queue__undelivered" in refused.json()["target_topic"][0]
+    assert operator.post(registered, base | {"target_topic": target}, "json").status_code == 201
+    assert [s["allowed"] for s in listed(operator, registered, 1)] == [True]
+    moved = {"at": soon(3600), "target_topic": "elsewhere", "value": "v"}
+    assert operator.put(f"{registered}x", moved, "json").status_code == 400
+    # Written before the list was narrowed: listed as not allowed, and fire-now refused.
+    topic.allowed_targets = ["only-this-one"]
+    topic.save()
+    [listed_x] = listed(operator, registered, 1)
+    assert (listed_x["id"], listed_x["allowed"]) == ("x", False)
+    assert operator.post(f"{registered}x/fire").status_code == 400
+    assert AuditEntry.objects.filter(action="fire schedule now").count() == 0

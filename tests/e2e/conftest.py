@@ -58,6 +58,9 @@ def page(browser: Browser, stack: Stack) -> Iterator[Page]:
     page = context.new_page()
     page.set_default_timeout(20_000)
     page.on("dialog", lambda dialog: dialog.accept())  # hx-confirm
+    # Chromium reports what the Content-Security-Policy blocked on the console.
+    blocked: list[str] = []
+    page.on("console", lambda m: "Content Security Policy" in m.text and blocked.append(m.text))
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill(stack.user)
     page.get_by_label("Password").fill(stack.password)
@@ -65,6 +68,7 @@ def page(browser: Browser, stack: Stack) -> Iterator[Page]:
     page.wait_for_url(stack.url)
     yield page
     context.close()
+    assert not blocked, blocked
 
 
 def screenshot(page: Page, name: str) -> None:

@@ -32,6 +32,14 @@ def test_a_nonsensical_backoff_is_refused(kwargs: dict) -> None:
         Backoff(**kwargs)
 
 
+def test_a_queues_own_schedules_topic_fires_into_the_queue_alone() -> None:
+    """Derived, not registered: its allowlist is the queue topic itself."""
+    config = QueueConfig(bootstrap_servers="b:9092", topic="orders", group_id="g")
+    scheduler = config.scheduler_config()
+    assert scheduler.allows("orders")
+    assert not scheduler.allows("orders__undelivered") and not scheduler.allows("payments")
+
+
 def test_redeliveries_wait_for_the_backoff_then_go_to_the_dlq(queue: QueueConfig) -> None:
     """Timeout 0.5 s, backoff 1 s then 2 s, two redeliveries: deliveries come at
     about 0, 1.5 and 4 s, then the DLQ; every copy keeps its headers."""

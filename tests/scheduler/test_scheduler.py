@@ -10,9 +10,10 @@ from confluent_kafka import KafkaException
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.clock import now_ms
-from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, wire
+from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, UpcomingView, wire
 from tests.process import wait_for
-from tests.schedule_helpers import fired, fired_ids, in_seconds
+from tests.schedule_helpers import PARTITIONS, fired, fired_ids, in_seconds
 
 
 def test_fires_on_time_with_etf1_headers_and_tombstones_the_schedule(
@@ -133,6 +134,39 @@ def test_a_missing_target_topic_is_counted_not_fatal(
     assert scheduler.stats().undeliverable == 1
     kept = [r for r in fired(schedules, schedules.topic) if r.key() == b"nowhere"]
     assert [r.value() for r in kept] == [b"x"]  # no tombstone: it fires once the topic exists
+
+
+def test_a_target_outside_the_allowlist_is_counted_and_never_fired(
+    schedules: SchedulerConfig, target: str
+) -> None:
+    """Written by a plain producer, as anyone with write access to the topic could."""
+    elsewhere = f"{target}-other"
+    ensure_topics(schedules.bootstrap_servers, {elsewhere: PARTITIONS})
+    config = dataclasses.replace(schedules, allowed_targets=frozenset([target]))
+    producer = CheckedProducer(schedules.bootstrap_servers)
+    due = wire.encode_epoch(now_ms())
+    for key, to in ((b"forbidden", elsewhere), (b"allowed", target)):
+        headers = [(wire.EPOCH, due), (wire.TARGET_TOPIC, to.encode())]
+        producer.produce(schedules.topic, key=key, value=b"v", headers=headers, partition=0)
+    producer.flush()
+    scheduler = Scheduler(config)
+    scheduler.start()
+    try:
+        wait_for(lambda: fired_ids(schedules, target)["allowed"], 30, "the allowed schedule")
+        wait_for(lambda: scheduler.stats().forbidden == 1, 10, "the forbidden one counted")
+        assert scheduler.stats().fired == 1
+    finally:
+        scheduler.stop()
+    assert fired(schedules, elsewhere) == []
+    kept = [r for r in fired(schedules, schedules.topic) if r.key() == b"forbidden"]
+    assert [r.value() for r in kept] == [b"v"]  # no tombstone: an operator sees and cancels it
+    view = UpcomingView(config)
+    try:
+        wait_for(lambda: view.refresh() or view.complete, 10, "the view to read the topic")
+        assert view.forbidden() == 1
+        assert [(u.id, u.allowed) for u in view.page()] == [("forbidden", False)]
+    finally:
+        view.close()
 
 
 def test_schedules_beyond_the_horizon_are_loaded_as_it_advances(

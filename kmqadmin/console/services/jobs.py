@@ -18,14 +18,19 @@ from dataclasses import dataclass
 
 from celery import Task, shared_task
 from celery.result import AsyncResult
+from celery.utils import uuid
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
 from kmqadmin.kmq.replay import Replayer, purge
 
-from ..models import AuditEntry, Queue
+from ..models import AuditEntry, Job, Queue
 from . import audit
+from .missing import Missing
+from .roles import Role, role_of
 
 PAGE = 500
 NAME = "kmqadmin.workers.tasks.{}"
@@ -140,8 +145,23 @@ class JobStatus:
         return round(100 * self.progress.get("fraction", default))
 
 
-def job_status(task_id: str) -> JobStatus:
-    job = AsyncResult(task_id)
-    state, info = job.state, job.info  # read once: the job may end between two reads
+def start(task: Task, user: AbstractBaseUser, *args: object) -> AsyncResult:
+    """Queues a job, its starter recorded first: a job's progress (counts of
+    what it touched) is for its starter and the admins alone."""
+    task_id = uuid()
+    Job.objects.create(task_id=task_id, started_by=user)
+    return task.apply_async(args, task_id=task_id)
+
+
+def job_status(task_id: str, user: AbstractBaseUser) -> JobStatus:
+    """Where a job stands; Missing for an unknown id, PermissionDenied for
+    another user's job (admins see every job)."""
+    job = Job.objects.filter(task_id=task_id).first()
+    if job is None:
+        raise Missing(f"no job {task_id}")
+    if job.started_by_id != user.pk and role_of(user) < Role.ADMIN:
+        raise PermissionDenied("only the job's starter and admins may see its progress")
+    result = AsyncResult(task_id)
+    state, info = result.state, result.info  # read once: the job may end between two reads
     progress = info if isinstance(info, dict) else {}
     return JobStatus(state, progress, str(info) if state == "FAILURE" else None)

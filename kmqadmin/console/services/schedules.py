@@ -15,6 +15,19 @@ from . import audit, clients
 from .missing import Missing
 
 
+class TargetNotAllowed(ValueError):
+    """The schedules topic's allowlist does not hold the target: the scheduler
+    would skip the schedule, so it is refused before it is written."""
+
+
+def allowed_target(topic: ScheduleTopic, target_topic: str) -> None:
+    if not topic.config().allows(target_topic):
+        allowed = ", ".join(sorted(topic.allowed_targets))
+        raise TargetNotAllowed(
+            f"{topic.topic}'s schedules may not fire into {target_topic}; allowed: {allowed}"
+        )
+
+
 def live_schedule(topic: ScheduleTopic, schedule_id: str) -> Upcoming:
     found = clients.upcoming(topic.config()).get(schedule_id)
     if found is None:
@@ -28,6 +41,7 @@ def write_schedule(
     """A version of ``schedule_id``: ``data`` holds at, target_topic, payload,
     key and headers. ``edit`` requires the schedule to be live (and audits
     what it was)."""
+    allowed_target(topic, data["target_topic"])
     before = schedule_fields(live_schedule(topic, schedule_id)) if edit else None
     key = data.get("key")
     client = clients.schedule_client(topic.config())
@@ -57,6 +71,7 @@ def cancel_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: s
 def fire_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str) -> None:
     """A new version due now, with the payload, key and headers it had."""
     live = live_schedule(topic, schedule_id)
+    allowed_target(topic, live.target_topic)
     config = topic.config()
     record = clients.upcoming(config).record(live)
     if record is None:

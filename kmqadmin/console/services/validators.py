@@ -15,6 +15,14 @@ def topic_name(value: str) -> None:
         raise ValidationError(str(exc), code="topic") from None
 
 
+def topic_names(value: object) -> None:
+    """A list of topic names (a schedules topic's allowlist of targets)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise ValidationError("expected a list of topic names", code="topics")
+    for name in value:
+        topic_name(name)
+
+
 def queue_topic_name(value: str) -> None:
     """A queue topic: its companion topics' names must be legal too."""
     try:

@@ -8,7 +8,7 @@ from ..decorators import operator, viewer
 from ..forms import LetterFilterForm
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
-from ..services.jobs import redrive_letters
+from ..services.jobs import redrive_letters, start
 from ..services.letters import letter_fields
 from ..services.letters import redrive as redrive_letter
 from ..services.missing import Missing
@@ -70,5 +70,5 @@ def bulk_redrive(request: HttpRequest, topic: str) -> HttpResponse:
         return flash(request, form.errors.as_text(), ok=False, status=400)
     partition = form.cleaned_data["partition"] or 0
     match = form.letter_filter().to_json()
-    job = redrive_letters.delay(queue.pk, partition, match, request.user.pk)
+    job = start(redrive_letters, request.user, queue.pk, partition, match, request.user.pk)
     return started(request, job)

@@ -11,7 +11,7 @@ from ..forms import ActionForm, ReplayForm
 from ..models import Queue
 from ..services import audit, clients
 from ..services import messages as queue_messages
-from ..services.jobs import purge_queue, replay_range
+from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
 from ..services.roles import Role, role_of
 from .flash import flash
@@ -92,12 +92,12 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
     form = ReplayForm(request.POST)
     if not form.is_valid():
         return flash(request, form.errors.as_text(), ok=False, status=400)
-    job = replay_range.delay(queue.pk, form.span(), request.user.pk)
+    job = start(replay_range, request.user, queue.pk, form.span(), request.user.pk)
     return started(request, job)
 
 
 @admin
 @require_POST
 def purge(request: HttpRequest, topic: str) -> HttpResponse:
-    job = purge_queue.delay(queue_or_404(topic).pk, request.user.pk)
+    job = start(purge_queue, request.user, queue_or_404(topic).pk, request.user.pk)
     return started(request, job)

@@ -13,7 +13,13 @@ from ..forms import ScheduleForm
 from ..models import ScheduleTopic
 from ..services import clients, cursors
 from ..services.missing import Missing
-from ..services.schedules import cancel_schedule, fire_schedule, live_schedule, write_schedule
+from ..services.schedules import (
+    TargetNotAllowed,
+    cancel_schedule,
+    fire_schedule,
+    live_schedule,
+    write_schedule,
+)
 from .flash import flash
 
 PAGE = 50
@@ -38,6 +44,7 @@ def upcoming(request: HttpRequest, topic: str) -> HttpResponse:
         "topic": schedules,
         "page": page,
         "count": view.count(),
+        "forbidden": view.forbidden(),
         "complete": view.complete,
         "next": cursor,
         "form": ScheduleForm(initial={"target_topic": ""}),
@@ -67,6 +74,8 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
             write_schedule(request.user, schedules, new_id, data, edit=old is not None)
         except Missing as exc:
             form.add_error(None, str(exc))
+        except TargetNotAllowed as exc:
+            form.add_error("target_topic", str(exc))
         else:
             messages.success(request, f"scheduled {new_id}")
             return redirect("console:schedules", topic=topic)
@@ -106,4 +115,6 @@ def act(request: HttpRequest, topic: str, schedule_id: str, action: str) -> Http
         do(request.user, topic_or_404(topic), schedule_id)
     except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
+    except TargetNotAllowed as exc:
+        return flash(request, str(exc), ok=False, status=400)
     return flash(request, done.format(schedule_id))

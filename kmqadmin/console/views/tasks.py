@@ -1,11 +1,12 @@
 """A background job's progress bar, polled by htmx until the job ends."""
 
 from celery.result import AsyncResult
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from ..decorators import viewer
 from ..services.jobs import job_status
+from ..services.missing import Missing
 
 
 def started(request: HttpRequest, job: AsyncResult) -> HttpResponse:
@@ -15,7 +16,10 @@ def started(request: HttpRequest, job: AsyncResult) -> HttpResponse:
 
 @viewer
 def progress(request: HttpRequest, task_id: str) -> HttpResponse:
-    job = job_status(task_id)
+    try:
+        job = job_status(task_id, request.user)
+    except Missing as exc:
+        raise Http404(str(exc)) from None
     context = {
         "task_id": task_id,
         "state": job.state,

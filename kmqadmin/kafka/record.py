@@ -3,13 +3,23 @@
 confluent-kafka (2.16.1) cannot decode a header whose *name* is not valid
 UTF-8, which any C, Go or kcat producer can write: the first
 ``Message.headers()`` raises SystemError, and keeps a list holding a NULL in
-the Message, which a second call hands out and touching it segfaults. So
-nothing in kmqadmin calls ``headers()`` but ``headers()`` here: it replaces
-that broken list with a harmless marker at once (``set_headers`` frees the
-old one safely) and raises UndecodableRecord, now and on every later read of
-the same Message, so the caller treats the record as malformed (counted,
-logged with its coordinates, moved aside) and never sees a pointer to NULL.
+the Message, which a second call hands out and touching it segfaults.
+Worse, the SystemError comes from the interpreter's check of a C call's
+result, which CPython 3.11+ skips once it has specialised a hot
+``record.headers()`` call site: there the first call already returns the
+broken list (with the error left pending, to surface at a random later
+call), and the first look at a name segfaults.
+
+So nothing in kmqadmin calls ``headers()`` but ``headers()`` here. It calls
+through ``operator.methodcaller``, a generic call that the interpreter
+always checks; on the SystemError it replaces the broken list with a
+harmless marker (``set_headers`` frees the old one safely) and raises
+UndecodableRecord, now and on every later read of the same Message, so the
+caller treats the record as malformed (counted, logged with its coordinates,
+moved aside) and never sees a pointer to NULL.
 """
+
+from operator import methodcaller
 
 from confluent_kafka import Message
 
@@ -27,6 +37,7 @@ class _Repaired(tuple):
 
 
 _REPAIRED = _Repaired()
+_read = methodcaller("headers")
 
 
 class UndecodableRecord(ValueError):
@@ -40,9 +51,7 @@ class UndecodableRecord(ValueError):
         self.key: bytes | None = record.key()
         self.value: bytes | None = record.value()
         self.timestamp: int = record.timestamp()[1]
-        super().__init__(
-            f"{self.coordinates}: headers undecodable (a header name is not UTF-8)"
-        )
+        super().__init__(f"{self.coordinates}: headers undecodable (a header name is not UTF-8)")
 
     @property
     def coordinates(self) -> str:
@@ -53,7 +62,7 @@ def headers(record: Message) -> Headers | None:
     """``record.headers()``, or UndecodableRecord. Cheap on the hot path: one
     call and one identity test."""
     try:
-        found = record.headers()
+        found = _read(record)
     except SystemError:
         record.set_headers(_REPAIRED)
         raise UndecodableRecord(record) from None

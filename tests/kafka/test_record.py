@@ -28,6 +28,19 @@ def test_an_undecodable_record_raises_every_time_and_never_crashes(queue: QueueC
     assert list(poison.headers()) == []  # a stray direct read finds nothing to crash on
 
 
+def test_the_bug_is_caught_in_a_hot_loop_too(queue: QueueConfig) -> None:
+    """CPython skips the check that raises SystemError once it has
+    specialised a hot ``headers()`` call: record.headers must not rely on it."""
+    good = RawRecord(b"ok", headers=[(b"a", b"1")])
+    produce_raw(queue.bootstrap_servers, queue.topic, [good] * 50 + [POISON])
+
+    *decodable, poison = read_all(queue, queue.topic)
+    for r in decodable:
+        assert record.headers(r) == [("a", b"1")]
+    with pytest.raises(record.UndecodableRecord):
+        record.headers(poison)
+
+
 def test_a_decodable_record_reads_as_before(queue: QueueConfig) -> None:
     produce_raw(queue.bootstrap_servers, queue.topic, [RawRecord(b"v", headers=[(b"a", b"1")])])
     produce_raw(queue.bootstrap_servers, queue.topic, [RawRecord(b"w")])

@@ -109,7 +109,7 @@ class UpcomingView:
             self._live.pop(key, None)
             return
         try:
-            due = wire.deadline(record.headers())
+            due = wire.deadline(wire.headers_of(record))
             topic = wire.target(record, self.config.topic).topic
         except wire.ScheduleError:
             self.skipped += 1  # skipped as the scheduler skips it: the older version stands

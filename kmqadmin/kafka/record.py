@@ -71,9 +71,9 @@ def headers(record: Message) -> Headers | None:
     return found
 
 
-def hexed(data: bytes | None, limit: int = 1024) -> str:
-    """Bytes as spaced hex for a page, the first ``limit`` of them; "null" for None."""
+def hexed(data: bytes | None, limit: int = 1024) -> str | None:
+    """Bytes as spaced hex for a page or the API, the first ``limit`` of them."""
     if data is None:
-        return "null"
+        return None
     more = f" … ({len(data)} bytes)" if len(data) > limit else ""
     return data[:limit].hex(" ") + more

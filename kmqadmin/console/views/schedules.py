@@ -38,6 +38,7 @@ def upcoming(request: HttpRequest, topic: str) -> HttpResponse:
         "topic": schedules,
         "page": page,
         "count": view.count(),
+        "unfireable": view.unfireable(),
         "complete": view.complete,
         "next": cursor,
         "form": ScheduleForm(initial={"target_topic": ""}),
@@ -59,7 +60,7 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
     if request.method == "POST" and form.is_valid():
         data = form.schedule()
         if old is not None:
-            data["headers"] = dict(wire.passed(old.headers()))
+            data["headers"] = dict(wire.passed(wire.headers_of(old)))
         if keeps_payload:
             data["payload"] = old.value()
         new_id = form.cleaned_data["id"]

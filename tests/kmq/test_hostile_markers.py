@@ -19,11 +19,11 @@ def test_a_start_whose_deadline_overflows_is_skipped_and_tracking_goes_on(
         RawRecord(b"\x07garbage", key=markers.encode_key(0, 6)),
         RawRecord(markers.END, key=b"short"),
     ]
-    produce_raw(queue.bootstrap_servers, queue.markers_topic, hostile)
+    offsets = produce_raw(queue.bootstrap_servers, queue.markers_topic, hostile)
 
     with caplog.at_level(logging.WARNING):
         wait_for(lambda: tracker.stats().skipped == 3, 20, "three skipped markers")
-    assert f"skipped marker {queue.markers_topic}/0/0: START timeout" in caplog.text
+    assert f"skipped marker {queue.markers_topic}/0/{offsets[0]}: START timeout" in caplog.text
     send(queue, 1)
     with QueueClient(queue) as client:
         [first] = poll_until(client, 1)

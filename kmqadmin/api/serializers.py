@@ -155,7 +155,10 @@ class LetterSerializer(serializers.Serializer):
     detail = serializers.CharField(allow_null=True)
     key = serializers.CharField(allow_null=True)
     value = serializers.CharField(allow_null=True)
-    encoding = serializers.ChoiceField(choices=["utf-8", "base64"])
+    encoding = serializers.ChoiceField(
+        choices=["utf-8", "base64", "hex"],
+        help_text="hex (key and value) when reason is undecodable: its headers do not decode",
+    )
     headers = serializers.DictField(child=serializers.CharField())
 
 

@@ -181,7 +181,7 @@ class ScheduleForm(forms.Form):
         fires = wire.target(record, "")
         initial = {
             "id": record.key().decode(errors="replace"),
-            "at": datetime.fromtimestamp(wire.deadline(record.headers()) / 1000, UTC),
+            "at": datetime.fromtimestamp(wire.deadline(wire.headers_of(record)) / 1000, UTC),
             "target_topic": fires.topic,
             "key": (fires.key or b"").decode(errors="replace"),
         }

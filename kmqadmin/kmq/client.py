@@ -17,12 +17,18 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
 
 from . import headers, markers
 from .config import QueueConfig
 from .message import Message
 
 log = logging.getLogger(__name__)
+
+# Marks a record whose headers do not decode as rejected the moment it is
+# started: the tracker moves it to the DLQ, crash-safely, as any rejected one.
+_REJECT_UNDECODABLE = markers.reject(UNDECODABLE)
 
 
 class QueueClient:
@@ -72,7 +78,13 @@ class QueueClient:
             marker_key = pack(partition, offset)
             batch.append({"value": start, "key": marker_key})
             commits[partition] = offset + 1
-            count = self._delivery_count(record) if record.headers() else 1
+            try:
+                record_headers = read_headers(record)
+            except UndecodableRecord as exc:
+                batch.append({"value": _REJECT_UNDECODABLE, "key": marker_key})
+                self._undecodable(exc)
+                continue
+            count = self._delivery_count(record, record_headers) if record_headers else 1
             messages.append(Message(record, count, marker_key, partition))
         self._produce_starts(starts)
         self._await_markers()
@@ -149,8 +161,11 @@ class QueueClient:
         if err is not None:
             self._failed_markers.append(err.str())
 
-    def _delivery_count(self, record: KafkaMessage) -> int:
-        record_headers = record.headers()
+    def _undecodable(self, exc: UndecodableRecord) -> None:
+        self.malformed += 1
+        log.warning("%s; rejected, not handed out", exc)
+
+    def _delivery_count(self, record: KafkaMessage, record_headers: headers.Headers) -> int:
         try:
             return headers.decode_count(headers.find(record_headers, headers.REDELIVERY_COUNT)) + 1
         except headers.HeaderError as exc:

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
 
 from . import headers
 from .headers import Headers
 
 MAX_REDELIVERIES = "max-redeliveries"
 REJECTED = "rejected"
-UNDECODABLE = "undecodable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,7 @@ class Outgoing:
     headers: Headers
     timestamp: int  # 0: let the producer stamp it
     redelivery: int  # the copy's kmq-redelivery-count (unused for a dead letter)
+    undecodable: bool = False  # dead-lettered because its headers do not decode
 
 
 def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None) -> Outgoing:
@@ -33,7 +35,10 @@ def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None)
     ``rejected`` is the reject reason when a worker rejected the message (""
     when it gave none), None otherwise.
     """
-    original = record.headers() or []
+    try:
+        original = read_headers(record) or []
+    except UndecodableRecord as exc:
+        return _undecodable(exc)
     stable_id = headers.stable_id(original, record.topic(), record.partition(), record.offset())
     try:
         count = headers.decode_count(headers.find(original, headers.REDELIVERY_COUNT))
@@ -68,12 +73,29 @@ def _dead(
     )
 
 
+def _undecodable(exc: UndecodableRecord) -> Outgoing:
+    """Its own headers cannot be read, let alone copied: the dead letter
+    keeps its key, value and timestamp, and takes its coordinates as kmq-id."""
+    stable_id = headers.message_id(exc.topic, exc.partition, exc.offset).encode()
+    dlq_headers = [
+        (headers.MESSAGE_ID, stable_id),
+        (headers.DLQ_REASON, UNDECODABLE.encode()),
+        (headers.DLQ_DETAIL, str(exc).encode()),
+    ]
+    return Outgoing(True, exc.key, exc.value, dlq_headers, exc.timestamp, 0, undecodable=True)
+
+
 def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMessage]) -> None:
     """Records back onto the queue as fresh messages (redrive, replay): key,
     value and kmq-id kept (a first copy's is its coordinates), delivery count
-    and DLQ reason dropped. One wait for the broker, however many records."""
+    and DLQ reason dropped. One wait for the broker, however many records.
+    A record whose headers do not decode is sent with key, value and kmq-id
+    only: its headers are what cannot be read."""
     for record in records:
-        original = record.headers()
+        try:
+            original = read_headers(record)
+        except UndecodableRecord:
+            original = None
         stable = headers.stable_id(original, record.topic(), record.partition(), record.offset())
         kept = headers.replace(headers.fresh(original), {headers.MESSAGE_ID: stable})
         partition = _first_partition(topic, stable)

@@ -17,6 +17,8 @@ from confluent_kafka import Message as KafkaMessage
 from kmqadmin.kafka.checked_producer import CheckedProducer
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kafka.stretch import Stretch
 from kmqadmin.kafka.topics import topic_partitions
 
@@ -49,7 +51,12 @@ class LetterFilter:
             return False
         if self.until_ms is not None and at >= self.until_ms:
             return False
-        found = record.headers()
+        if self.reason is None and self.header is None:
+            return True
+        try:
+            found = read_headers(record)
+        except UndecodableRecord:  # what it holds is unknown, but why it is here is not
+            return self.header is None and self.reason == UNDECODABLE.encode()
         if self.reason is not None and headers.find(found, headers.DLQ_REASON) != self.reason:
             return False
         return self.header is None or headers.find(found, self.header[0]) == self.header[1]

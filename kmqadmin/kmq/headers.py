@@ -3,6 +3,11 @@
 import re
 import struct
 
+from confluent_kafka import Message as KafkaMessage
+
+from kmqadmin.kafka.record import UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
+
 from . import names
 
 # Every header kmqadmin writes on a queue's records starts with this; a
@@ -89,6 +94,16 @@ def find(headers: Headers | None, name: str) -> bytes | None:
         if key == name:
             value = data
     return value
+
+
+def find_in(record: KafkaMessage, name: str) -> bytes | None:
+    """``find`` on a consumed record's headers; None for a record whose
+    headers do not decode: a search over records (a kmq-id, a DLQ reason)
+    cannot match what it cannot read, and must not stop on it."""
+    try:
+        return find(read_headers(record), name)
+    except UndecodableRecord:
+        return None
 
 
 def replace(headers: Headers | None, updates: dict[str, bytes]) -> Headers:

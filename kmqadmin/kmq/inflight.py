@@ -121,7 +121,7 @@ class InFlightView:
         wanted = message_id.encode()
         copies = self.records(InFlight(partition, o, 0) for o in later)
         for (p, o), record in sorted(copies.items()):
-            if headers.find(record.headers(), headers.MESSAGE_ID) == wanted:
+            if headers.find_in(record, headers.MESSAGE_ID) == wanted:
                 return self.get(p, o)
         return None
 

@@ -20,6 +20,8 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.record import UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kafka.stretch import Stretch
 from kmqadmin.kafka.topics import topic_partitions
 
@@ -59,6 +61,15 @@ class Lifecycle:
     events: list[Event] = field(default_factory=list)
     letters: list[KafkaMessage] = field(default_factory=list)
     complete: bool = True
+
+    @property
+    def first_headers(self) -> headers.Headers | None:
+        """The first copy's headers; None when they do not decode (the page
+        says so and shows its key and value in hex)."""
+        try:
+            return read_headers(self.first) or []
+        except UndecodableRecord:
+            return None
 
     @property
     def state(self) -> str:
@@ -112,7 +123,7 @@ class LifecycleFinder:
         def is_copy(record: KafkaMessage) -> bool:
             if record.offset() == offset:
                 return True
-            return headers.find(record.headers(), headers.MESSAGE_ID) == wanted
+            return headers.find_in(record, headers.MESSAGE_ID) == wanted
 
         complete = self._window(config.topic, partition, offset, QUEUE_WINDOW, is_copy, found)
         if not found or found[0].offset() != offset:
@@ -148,7 +159,7 @@ class LifecycleFinder:
         found: list[KafkaMessage] = []
 
         def is_letter(record: KafkaMessage) -> bool:
-            return headers.find(record.headers(), headers.MESSAGE_ID) == wanted
+            return headers.find_in(record, headers.MESSAGE_ID) == wanted
 
         start = self._offset_at(topic, dlq_partition, since_ms)
         story.complete &= self._window(topic, dlq_partition, start, DLQ_WINDOW, is_letter, found)
@@ -191,14 +202,14 @@ def _events(
     DLQ when a letter is left to account for, else an ack."""
     events, following = [], {}
     for n, record in enumerate(copies):
-        redelivered = headers.find(record.headers(), headers.REDELIVERY_COUNT) is not None
+        redelivered = headers.find_in(record, headers.REDELIVERY_COUNT) is not None
         kind = "produced" if n == 0 else "redelivered" if redelivered else "sent again"
         stamp = "log append time" if record.timestamp()[0] == 2 else "create time"
         events.append(Event(record.timestamp()[1], kind, record.offset(), stamp))
         if n:
             following[copies[n - 1].offset()] = (record.offset(), redelivered)
     reasons = [
-        (headers.find(letter.headers(), headers.DLQ_REASON) or b"").decode(errors="replace")
+        (headers.find_in(letter, headers.DLQ_REASON) or b"").decode(errors="replace")
         for letter in letters
     ]
     for record in sorted(marks, key=lambda r: r.offset()):

@@ -20,6 +20,9 @@ DEADLINE = struct.Struct(">q")
 # 10^11 ms: a timeout of over three years, or an epoch-ms time in March 1973.
 # A START value below it is a timeout (kmq's form), at or above it a deadline.
 ABSOLUTE_FROM = 10**11
+# A deadline is held as an int64 (open_set's columns); a timeout plus a
+# timestamp beyond that is garbage from a hostile producer.
+DEADLINE_MIN, DEADLINE_MAX = -(2**63), 2**63 - 1
 
 
 class MarkerType(IntEnum):
@@ -55,8 +58,13 @@ def start(timeout_ms: int) -> bytes:
 
 def start_deadline(value: int, marker_timestamp: int) -> int:
     """The epoch-ms deadline of a START marker whose int64 is ``value`` and whose
-    record timestamp is ``marker_timestamp``."""
-    return value if value >= ABSOLUTE_FROM else marker_timestamp + value
+    record timestamp is ``marker_timestamp``; MarkerError when it is past int64."""
+    if value >= ABSOLUTE_FROM:
+        return value
+    deadline = marker_timestamp + value
+    if not DEADLINE_MIN <= deadline <= DEADLINE_MAX:
+        raise MarkerError(f"START timeout {value} + timestamp {marker_timestamp} overflows int64")
+    return deadline
 
 
 def extend(deadline_ms: int) -> bytes:

@@ -9,6 +9,8 @@ from confluent_kafka import (
 )
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.record import headers as read_headers
+
 from . import headers
 from .headers import Headers
 
@@ -25,7 +27,8 @@ class Message:
     ``id`` (the kmq-id header) is the same on every copy of the message, so
     it is what to de-duplicate on and what the console and API address.
     A thin view over the consumed record: polling thousands a second, the
-    fields are read from it when asked rather than copied up front.
+    fields are read from it when asked rather than copied up front. Its
+    headers decode: QueueClient hands out no record whose headers do not.
     """
 
     __slots__ = ("_record", "delivery_count", "marker_key", "partition")
@@ -45,7 +48,7 @@ class Message:
 
     @property
     def headers(self) -> Headers:
-        return self._record.headers() or []
+        return read_headers(self._record) or []
 
     @property
     def timestamp(self) -> int:
@@ -57,7 +60,7 @@ class Message:
 
     @property
     def id(self) -> str:
-        found = headers.stable_id(self._record.headers(), self.topic, self.partition, self.offset)
+        found = headers.stable_id(self.headers, self.topic, self.partition, self.offset)
         return found.decode()
 
     def __repr__(self) -> str:

@@ -36,6 +36,7 @@ class Sent:
     redelivered: int
     dead_lettered: int
     gone: int  # due, but no longer in the queue topic: skipped
+    undecodable: int  # of the dead-lettered, those whose headers do not decode
 
 
 class Redeliverer:
@@ -87,7 +88,7 @@ class Redeliverer:
         commits the markers offset, all in one transaction; raises
         KafkaException when that fails (the caller aborts or drops)."""
         p, config = state.partition, self.config
-        redelivered = dead = gone = 0
+        redelivered = dead = gone = undecodable = 0
         producer.begin_transaction()
         for offset in due:
             record = originals.get(offset)
@@ -95,10 +96,15 @@ class Redeliverer:
             if record is None:
                 gone += 1
                 log.error("%s/%d/%d is gone from the queue topic", config.topic, p, offset)
-            elif self._produce(producer, p, next_copy(record, config.max_redeliveries, rejected)):
+            elif (out := next_copy(record, config.max_redeliveries, rejected)).dead_letter:
                 dead += 1
+                self._dead_letter(producer, p, out)
+                if out.undecodable:
+                    undecodable += 1
+                    log.error("%s/%d/%d: headers undecodable, to the DLQ", config.topic, p, offset)
             else:
                 redelivered += 1
+                self._produce_copy(producer, p, out)
             producer.produce(
                 config.markers_topic,
                 key=markers.encode_key(p, offset),
@@ -111,22 +117,17 @@ class Redeliverer:
         )
         producer.commit_transaction()
         state.committed = commit
-        return Sent(redelivered, dead, gone)
+        return Sent(redelivered, dead, gone, undecodable)
 
-    def _produce(self, producer: Producer, partition: int, out: Outgoing) -> bool:
-        """Produces the copy or the dead letter; True for a dead letter."""
-        if out.dead_letter:
-            producer.produce(
-                self.config.dlq_topic,
-                key=out.key,
-                value=out.value,
-                headers=out.headers,
-                timestamp=out.timestamp,
-                partition=partition % self.dlq_partitions,
-            )
-        else:
-            self._produce_copy(producer, partition, out)
-        return out.dead_letter
+    def _dead_letter(self, producer: Producer, partition: int, out: Outgoing) -> None:
+        producer.produce(
+            self.config.dlq_topic,
+            key=out.key,
+            value=out.value,
+            headers=out.headers,
+            timestamp=out.timestamp,
+            partition=partition % self.dlq_partitions,
+        )
 
     def _produce_copy(self, producer: Producer, partition: int, out: Outgoing) -> None:
         """The copy goes back to the queue now, or, with a backoff, to the

@@ -8,6 +8,7 @@ class TrackerStats:
     in_flight: int
     redelivered: int
     dead_lettered: int
-    skipped: int
+    skipped: int  # due but gone from the queue topic, and marker records that are not markers
+    undecodable: int  # dead-lettered because their headers do not decode
     markers_lag: int
     partitions: tuple[int, ...]

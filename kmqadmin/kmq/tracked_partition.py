@@ -20,7 +20,7 @@ from typing import Protocol
 from confluent_kafka import KafkaError
 
 from . import markers
-from .markers import ABSOLUTE_FROM, DEADLINE, KEY, MarkerType
+from .markers import ABSOLUTE_FROM, DEADLINE, DEADLINE_MAX, DEADLINE_MIN, KEY, MarkerType
 from .open_set import OpenSet
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,9 @@ def apply_batch(
                     deadline = unpack_deadline(value, 1)[0]
                     if deadline < ABSOLUTE_FROM:  # kmq's timeout; inlined start_deadline
                         deadline += record.timestamp()[1]
-                    state.open.start(queue_offset, deadline, offset)
-                    continue
+                    if DEADLINE_MIN <= deadline <= DEADLINE_MAX:  # else the codec says why
+                        state.open.start(queue_offset, deadline, offset)
+                        continue
                 if value == b"\x00":
                     state.open.end(queue_offset)
                     if state.rejected:

@@ -61,7 +61,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self.read_timeout = read_timeout
         self._redeliverer: Redeliverer | None = None
         self._last_commit = 0.0
-        self._redelivered = self._dead_lettered = self._skipped = 0
+        self._redelivered = self._dead_lettered = self._skipped = self._undecodable = 0
         self._lag = 0
 
     def stats(self) -> TrackerStats:
@@ -71,6 +71,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             redelivered=self._redelivered,
             dead_lettered=self._dead_lettered,
             skipped=self._skipped,
+            undecodable=self._undecodable,
             markers_lag=self._lag,
             partitions=self.owned_partitions(),
         )
@@ -155,6 +156,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self._redelivered += sent.redelivered
         self._dead_lettered += sent.dead_lettered
         self._skipped += sent.gone
+        self._undecodable += sent.undecodable
 
     def _rebuild(self, state: MarkersPartition) -> None:
         """Forget the partition's state and re-read it from its committed offset.

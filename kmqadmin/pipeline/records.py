@@ -6,6 +6,7 @@ same frame from either source. Whole batches go to Spark as Arrow: no Row
 object per record, and the fixed columns are built without a Python loop.
 """
 
+import logging
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -13,7 +14,12 @@ from typing import Any
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from kmqadmin.kafka.record import UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
+
 from .ranges import OffsetRange
+
+log = logging.getLogger(__name__)
 
 HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
 SCHEMA = pa.schema(
@@ -101,7 +107,7 @@ def _batch(records: list, topic: str, partition: int) -> pa.RecordBatch:
         stamps.append(stamp * 1000)
         # librdkafka: 1 CreateTime, 2 LogAppendTime; Spark: 0 and 1.
         kinds.append(kind - 1)
-        headers.append(record.headers())
+        headers.append(_headers(record))
     return pa.RecordBatch.from_arrays(
         [
             pa.array(keys, pa.binary()),
@@ -115,3 +121,13 @@ def _batch(records: list, topic: str, partition: int) -> pa.RecordBatch:
         ],
         schema=SCHEMA,
     )
+
+
+def _headers(record: Any) -> list | None:
+    """Its headers; null for a record whose headers do not decode (logged),
+    so the analytics still count it, by its key, value and time."""
+    try:
+        return read_headers(record)
+    except UndecodableRecord as exc:
+        log.warning("%s; read with null headers", exc)
+        return None

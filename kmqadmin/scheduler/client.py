@@ -40,7 +40,7 @@ class ScheduleClient:
         the same (payload, target, headers): how "fire now" is done."""
         if record.key() is None or record.value() is None:
             raise ValueError("not a schedule: no key, or a tombstone")
-        kept = [(k, v) for k, v in record.headers() or () if k != wire.EPOCH]
+        kept = [(k, v) for k, v in wire.headers_of(record) if k != wire.EPOCH]
         epoch = [(wire.EPOCH, wire.encode_epoch(epoch_ms(at)))]
         self._produce(record.key(), record.value(), epoch + kept)
 

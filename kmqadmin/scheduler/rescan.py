@@ -115,7 +115,7 @@ class Rescan:
         deadline = None
         if record.value() is not None:
             try:
-                deadline = wire.deadline(record.headers())
+                deadline = wire.deadline(wire.headers_of(record))
             except wire.ScheduleError:
                 return  # counted and logged when the live consumer read it
         if deadline is not None and self.low <= deadline < self.high:

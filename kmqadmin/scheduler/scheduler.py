@@ -142,7 +142,7 @@ class Scheduler(PartitionOwner[PartitionState]):
             deadline = None
             if record.value() is not None:
                 try:
-                    deadline = wire.deadline(record.headers())
+                    deadline = wire.deadline(wire.headers_of(record))
                 except wire.ScheduleError as exc:
                     self._skip(record, str(exc))
                     continue

@@ -18,6 +18,7 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.record import hexed
 from kmqadmin.kafka.topics import topic_partitions
 
 from . import wire
@@ -35,6 +36,22 @@ class Upcoming:
     allowed: bool = True  # False: the target is not allowed, the scheduler skips it
 
 
+@dataclass(frozen=True, slots=True)
+class Unfireable:
+    """A schedule record the scheduler skips, as the schedules page shows it:
+    where it is, why, and its key and value in hex (its id may not be text)."""
+
+    partition: int
+    offset: int
+    reason: str
+    key_hex: str | None
+    value_hex: str | None
+
+
+# Unfireable records the view keeps to show, the latest of each key.
+UNFIREABLE_SHOWN = 100
+
+
 class UpcomingView:
     """Thread-safe: web requests share one view per schedules topic."""
 
@@ -45,6 +62,7 @@ class UpcomingView:
         self._lock = threading.Lock()
         self._live: dict[bytes, Upcoming] = {}
         self._forbidden: set[bytes] = set()  # live ids whose target is not allowed
+        self._unfireable: dict[bytes, Unfireable] = {}
         group = f"{config.group_id}__view-{uuid.uuid4().hex[:8]}"
         self._consumer = Consumer(
             consumer_config(config.bootstrap_servers, group, config.kafka_config)
@@ -95,6 +113,12 @@ class UpcomingView:
             ]
         return [u for _, _, _, u in heapq.nsmallest(limit, items)]
 
+    def unfireable(self) -> list[Unfireable]:
+        """The latest skipped version of each key still unanswered by a newer
+        one, oldest first (bounded: UNFIREABLE_SHOWN)."""
+        with self._lock:
+            return list(self._unfireable.values())
+
     def get(self, schedule_id: str) -> Upcoming | None:
         with self._lock:
             return self._live.get(schedule_id.encode())
@@ -114,15 +138,17 @@ class UpcomingView:
         key = record.key()
         if key is None or key == BARRIER_KEY:
             return
+        self._unfireable.pop(key, None)
         if record.value() is None:
             self._live.pop(key, None)
             self._forbidden.discard(key)
             return
         try:
-            due = wire.deadline(record.headers())
+            due = wire.deadline(wire.headers_of(record))
             topic = wire.target(record, self.config.topic).topic
-        except wire.ScheduleError:
+        except wire.ScheduleError as exc:
             self.skipped += 1  # skipped as the scheduler skips it: the older version stands
+            self._remember_unfireable(key, record, str(exc))
             return
         allowed = self.config.allows(topic)
         if allowed:
@@ -132,3 +158,10 @@ class UpcomingView:
         self._live[key] = Upcoming(
             key.decode(errors="replace"), due, topic, record.partition(), record.offset(), allowed
         )
+
+    def _remember_unfireable(self, key: bytes, record: KafkaMessage, reason: str) -> None:
+        self._unfireable[key] = Unfireable(
+            record.partition(), record.offset(), reason, hexed(key), hexed(record.value())
+        )
+        while len(self._unfireable) > UNFIREABLE_SHOWN:
+            del self._unfireable[next(iter(self._unfireable))]

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.record import headers as read_headers
+
 # The prefix of every header etf1's wire format gives a meaning to.
 PREFIX = "scheduler-"
 EPOCH = "scheduler-epoch"
@@ -77,6 +80,15 @@ def check_due(epoch_ms: int) -> int:
     return epoch_ms
 
 
+def headers_of(record: KafkaMessage) -> Headers:
+    """A schedule record's headers; ScheduleError when they do not decode, so
+    such a record is skipped (counted, logged) like any other unfireable one."""
+    try:
+        return read_headers(record) or []
+    except UndecodableRecord:
+        raise ScheduleError(f"{UNDECODABLE}: a header name is not UTF-8") from None
+
+
 def deadline(headers: Headers | None) -> int:
     """The fire time of a schedule record, checking what firing will need."""
     epoch = topic = None
@@ -108,7 +120,7 @@ def passed(headers: Headers | None) -> Headers:
 
 def target(record: KafkaMessage, schedules_topic: str) -> Target:
     """The record to produce when ``record`` fires (etf1's triggered message)."""
-    headers = record.headers() or []
+    headers = headers_of(record)
     value = record.value()
     if value is None:
         raise ScheduleError("a tombstone does not fire")

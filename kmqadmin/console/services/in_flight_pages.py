@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.record import UndecodableRecord, hexed
+from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import InFlight, QueueConfig
 from kmqadmin.kmq import headers as h
 
@@ -65,8 +67,17 @@ def _remember(config: QueueConfig, delivery: InFlight, record: KafkaMessage | No
 
 
 def _describe(config: QueueConfig, delivery: InFlight, record: KafkaMessage | None) -> dict:
-    """What a page shows of a delivery's record; it may be gone (retention)."""
-    record_headers = record.headers() if record is not None else None
+    """What a page shows of a delivery's record; it may be gone (retention).
+    One whose headers do not decode shows as undecodable, its key in hex."""
+    try:
+        record_headers = read_headers(record) if record is not None else None
+    except UndecodableRecord as exc:
+        return {
+            "id": exc.coordinates,
+            "delivery_count": 1,
+            "key": hexed(exc.key),
+            "undecodable": True,
+        }
     stable = h.stable_id(record_headers, config.topic, delivery.partition, delivery.offset)
     key = record.key() if record is not None else None
     return {

@@ -5,6 +5,8 @@ import base64
 from confluent_kafka import Message as KafkaMessage
 from django.contrib.auth.base_user import AbstractBaseUser
 
+from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord, hexed
+from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import headers as h
 
 from ..models import Queue
@@ -17,8 +19,12 @@ def _text(data: bytes | None) -> str | None:
 
 
 def letter_fields(letter: KafkaMessage) -> dict:
-    """Text where the payload is UTF-8, base64 where it is not."""
-    record_headers = letter.headers() or []
+    """Text where the payload is UTF-8, base64 where it is not. A letter whose
+    headers do not decode is shown as undecodable, its key and value in hex."""
+    try:
+        record_headers = read_headers(letter) or []
+    except UndecodableRecord as exc:
+        return _undecodable_fields(exc)
     value, encoding = letter.value(), "utf-8"
     try:
         shown_value = None if value is None else value.decode()
@@ -38,6 +44,21 @@ def letter_fields(letter: KafkaMessage) -> dict:
     }
 
 
+def _undecodable_fields(exc: UndecodableRecord) -> dict:
+    return {
+        "partition": exc.partition,
+        "offset": exc.offset,
+        "timestamp_ms": exc.timestamp,
+        "id": None,
+        "reason": UNDECODABLE,
+        "detail": str(exc),
+        "key": hexed(exc.key),
+        "value": hexed(exc.value),
+        "encoding": "hex",
+        "headers": {},
+    }
+
+
 def redrive(user: AbstractBaseUser, queue: Queue, partition: int, offset: int) -> KafkaMessage:
     """One letter back to the queue, delivery count reset; returns the letter."""
     letters = clients.dead_letters(queue.config())
@@ -45,7 +66,7 @@ def redrive(user: AbstractBaseUser, queue: Queue, partition: int, offset: int) -
     letter = letters.get(partition, offset) if known else None
     if letter is None:
         raise Missing(f"no letter at {partition}/{offset} of {queue.topic}'s DLQ")
-    stable = h.find(letter.headers(), h.MESSAGE_ID)
+    stable = h.find_in(letter, h.MESSAGE_ID)
     where = f"{queue.topic}/dlq/{partition}/{offset}"
     target = stable.decode(errors="replace") if stable else where
     with audit.action(

@@ -62,6 +62,12 @@ def text(data: bytes | None) -> str:
     return "" if data is None else data.decode(errors="replace")
 
 
+@register.filter
+def hexdump(data: bytes | None) -> str:
+    """Bytes as a hex dump whatever they hold (a record whose headers do not decode)."""
+    return "(null)" if data is None else _hex(data[:SHOWN_BYTES])
+
+
 def _hex(data: bytes) -> str:
     """16 bytes a line: offset, hex, printable ASCII."""
     lines = []

@@ -45,6 +45,7 @@ def upcoming(request: HttpRequest, topic: str) -> HttpResponse:
         "page": page,
         "count": view.count(),
         "forbidden": view.forbidden(),
+        "unfireable": view.unfireable(),
         "complete": view.complete,
         "next": cursor,
         "form": ScheduleForm(initial={"target_topic": ""}),
@@ -66,7 +67,7 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
     if request.method == "POST" and form.is_valid():
         data = form.schedule()
         if old is not None:
-            data["headers"] = dict(wire.passed(old.headers()))
+            data["headers"] = dict(wire.passed(wire.headers_of(old)))
         if keeps_payload:
             data["payload"] = old.value()
         new_id = form.cleaned_data["id"]

@@ -1,0 +1,122 @@
+"""Pages over a record whose headers confluent-kafka cannot decode (a header
+name that is not UTF-8, issue 17): each answers 200 and shows the record as
+undecodable, with its coordinates and its key and value in hex."""
+
+import pytest
+from asgiref.sync import async_to_sync
+from confluent_kafka import Producer
+
+from kmqadmin.console.models import Queue
+from kmqadmin.kafka.config import producer_config
+from kmqadmin.kmq import QueueConfig, markers
+from kmqadmin.kmq import headers as h
+from kmqadmin.scheduler import wire
+from tests.console.conftest import client_as
+from tests.console.test_live import connect, receive_until
+from tests.kafka_helpers import read_all
+from tests.process import wait_for
+from tests.raw_produce import RawRecord, produce_raw
+from tests.users import user_with
+
+pytestmark = pytest.mark.django_db
+
+POISON = RawRecord(b"\x00\x01value", key=b"\xfekey", headers=[(b"\xff", b"x")])
+KEY_HEX, VALUE_HEX = "fe 6b 65 79", "00 01 76 61 6c 75 65"
+
+
+def test_the_dlq_page_and_api_show_it_and_redrive_sends_it_back(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    [offset] = produce_raw(queue.bootstrap_servers, queue.dlq_topic, [POISON])
+    operator = client_as("operator")
+
+    for query in ({"partition": 0}, {"partition": 0, "reason": "undecodable"}):
+        page = operator.get(f"/queues/{queue.topic}/dlq/", query)
+        assert page.status_code == 200
+        text = page.content.decode()
+        assert f'data-letter="{offset}"' in text and "undecodable" in text
+        assert KEY_HEX in text and VALUE_HEX in text
+    listed = operator.get(f"/api/queues/{queue.topic}/dlq/", {"partition": 0})
+    assert listed.status_code == 200
+    [letter] = listed.json()["results"]
+    assert (letter["reason"], letter["encoding"]) == ("undecodable", "hex")
+    assert (letter["key"], letter["value"]) == (KEY_HEX, VALUE_HEX)
+
+    assert operator.post(f"/queues/{queue.topic}/dlq/0/{offset}/redrive").status_code == 200
+    [back] = wait_for(lambda: read_all(queue, queue.topic), 20, "the redriven copy")
+    assert (back.key(), back.value()) == (POISON.key, POISON.value)
+    assert back.headers() == [(h.MESSAGE_ID, f"{queue.dlq_topic}/0/{offset}".encode())]
+
+
+def start_poison(queue: QueueConfig) -> str:
+    """The poison record on the queue, in flight: its kmq-id."""
+    [offset] = produce_raw(queue.bootstrap_servers, queue.topic, [POISON])
+    producer = Producer(producer_config(queue.bootstrap_servers))
+    producer.produce(
+        queue.markers_topic, markers.start(600_000), markers.encode_key(0, offset), partition=0
+    )
+    assert producer.flush(10) == 0
+    return f"{queue.topic}/0/{offset}"
+
+
+def test_the_message_page_and_the_in_flight_api_show_it(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    message_id = start_poison(queue)
+    viewer = client_as("viewer")
+
+    story = viewer.get(f"/queues/{queue.topic}/messages/{message_id}")
+    assert story.status_code == 200
+    text = story.content.decode()
+    assert "data-undecodable" in text and message_id in text
+    assert KEY_HEX in text and VALUE_HEX in text
+
+    def listed() -> list:
+        answer = viewer.get(f"/api/queues/{queue.topic}/in-flight/")
+        assert answer.status_code == 200
+        return answer.json()["results"]
+
+    [row] = wait_for(listed, 20, "the in-flight row")
+    assert (row["id"], row["key"]) == (message_id, KEY_HEX)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_live_in_flight_view_shows_it(queue: QueueConfig, registered: Queue) -> None:
+    message_id = start_poison(queue)
+    socket = connect(f"/ws/queues/{queue.topic}/in-flight/", user_with("viewer"))
+
+    async def scenario() -> str:
+        connected, _ = await socket.connect()
+        assert connected
+        try:
+            return await receive_until(socket, f'data-message="{message_id}"', 20)
+        finally:
+            await socket.disconnect()
+
+    frame = async_to_sync(scenario)()
+    assert "data-undecodable" in frame and KEY_HEX in frame
+
+
+def test_the_schedules_page_lists_it_as_skipped(kafka, topic: str) -> None:
+    admin = client_as("admin")
+    admin.post(
+        "/registry/cluster/new", {"name": "main", "bootstrap_servers": kafka.bootstrap_servers}
+    )
+    cluster_id = str(admin.get("/registry/").context["clusters"][0].pk)
+    fields = {"cluster": cluster_id, "topic": topic, "group_id": f"{topic}-s", "partitions": 1}
+    assert admin.post("/registry/schedules/new", fields).status_code == 302
+    schedule = [(wire.EPOCH.encode(), b"4102444800"), (wire.TARGET_TOPIC.encode(), b"out")]
+    good = RawRecord(b"hi", key=b"fine", headers=schedule)
+    bad = RawRecord(POISON.value, key=POISON.key, headers=[*schedule, (b"\xff", b"x")])
+    _, offset = produce_raw(kafka.bootstrap_servers, topic, [good, bad])
+
+    def listed() -> str | None:
+        page = admin.get(f"/schedules/{topic}/")
+        assert page.status_code == 200
+        text = page.content.decode()
+        return text if "data-unfireable" in text else None
+
+    text = wait_for(listed, 20, "the skipped record listed")
+    assert 'data-schedule="fine"' in text
+    assert f"{topic}/0/{offset}" in text and "undecodable" in text
+    assert KEY_HEX in text and VALUE_HEX in text

@@ -1,0 +1,38 @@
+"""A schedule record whose headers confluent-kafka cannot decode (a header name
+that is not UTF-8, issue 17) is skipped; the partition's other schedules fire."""
+
+import logging
+
+import pytest
+
+from kmqadmin.scheduler import Scheduler, SchedulerConfig, wire
+from tests.process import wait_for
+from tests.raw_produce import RawRecord, produce_raw
+from tests.schedule_helpers import fired_ids, in_seconds
+
+
+def schedule(sid: str, target: str, extra: list[tuple[bytes, bytes]]) -> RawRecord:
+    epoch = wire.encode_epoch(int(in_seconds(1) * 1000))
+    headers = [(wire.EPOCH.encode(), epoch), (wire.TARGET_TOPIC.encode(), target.encode())]
+    return RawRecord(sid.encode(), key=sid.encode(), headers=headers + extra, partition=0)
+
+
+def test_it_is_skipped_and_the_rest_of_the_partition_fires(
+    schedules: SchedulerConfig,
+    target: str,
+    scheduler: Scheduler,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
+    records = [
+        schedule("before", target, []),
+        schedule("poison", target, [(b"\xff", b"x")]),
+        schedule("after", target, [(b"trace", b"1")]),
+    ]
+    with caplog.at_level(logging.WARNING):
+        offsets = produce_raw(schedules.bootstrap_servers, schedules.topic, records)
+        wait_for(lambda: len(fired_ids(schedules, target)) == 2, 30, "two fires")
+        wait_for(lambda: scheduler.stats().skipped == 1, 10, "the skip counted")
+
+    assert fired_ids(schedules, target) == {"before": 1, "after": 1}
+    assert f"{schedules.topic}/0/{offsets[1]}: undecodable" in caplog.text

@@ -26,10 +26,13 @@ def max_record_bytes(
     resource = ConfigResource(ResourceType.TOPIC, topic)
     described = admin.describe_configs([resource], request_timeout=10)[resource].result(10)
     topic_max = int(described["max.message.bytes"].value)
-    producer_max = int(
-        producer_config(bootstrap_servers, extra=extra).get("message.max.bytes", PRODUCER_DEFAULT)
-    )
-    return min(topic_max, producer_max) - RECORD_OVERHEAD
+    return min(topic_max, producer_max_bytes(bootstrap_servers, extra))
+
+
+def producer_max_bytes(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> int:
+    """The producer's own limit alone: what is known without asking the broker."""
+    config = producer_config(bootstrap_servers, extra=extra)
+    return int(config.get("message.max.bytes", PRODUCER_DEFAULT)) - RECORD_OVERHEAD
 
 
 def record_bytes(value: bytes, key: bytes | None, headers: Mapping[str, bytes]) -> int:

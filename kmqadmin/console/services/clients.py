@@ -11,7 +11,9 @@ ones and a deleted one leaves no connection behind.
 import threading
 from collections.abc import Callable
 
-from kmqadmin.kafka.message_size import max_record_bytes
+from confluent_kafka import KafkaException
+
+from kmqadmin.kafka.message_size import max_record_bytes, producer_max_bytes
 from kmqadmin.kmq import (
     DeadLetters,
     InFlightView,
@@ -87,12 +89,17 @@ def lifecycle(config: QueueConfig) -> LifecycleFinder:
 def record_limit(config: QueueConfig) -> int:
     """The most key + value + header bytes a record of the queue may hold,
     asked of the broker once and kept with the clients (an edit of the queue
-    forgets it with them)."""
+    forgets it with them). A broker that does not answer leaves the
+    producer's own limit, not kept: the produce that follows fails (and is
+    audited) as it would have."""
     key = (config.topic, "record_limit", repr(config))
     with _lock:
         known = _clients.get(key)
     if known is None:
-        known = max_record_bytes(config.bootstrap_servers, config.topic, config.kafka_config)
+        try:
+            known = max_record_bytes(config.bootstrap_servers, config.topic, config.kafka_config)
+        except (KafkaException, TimeoutError):
+            return producer_max_bytes(config.bootstrap_servers, config.kafka_config)
         with _lock:
             _clients[key] = known
     return known  # type: ignore[return-value]

@@ -122,7 +122,7 @@ def test_logins_and_failed_logins_keep_the_name_tried_never_the_password() -> No
 
 def test_admin_adds_changes_and_deletes_are_audited() -> None:
     admin, _ = superuser_client()
-    add = {"name": "edge", "bootstrap_servers": "127.0.0.1:1"}
+    add = {"name": "edge", "bootstrap_servers": "127.0.0.1:1", "security_protocol": "PLAINTEXT"}
     assert admin.post("/admin/console/cluster/add/", add).status_code == 302
     edge = Cluster.objects.get(name="edge")
     change = add | {"bootstrap_servers": "127.0.0.1:2"}

@@ -20,7 +20,10 @@ def topic_names(value: object) -> None:
     if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
         raise ValidationError("expected a list of topic names", code="topics")
     for name in value:
-        topic_name(name)
+        try:
+            names.check_topic(name)
+        except names.BadTopicName as exc:
+            raise ValidationError(f"{name}: {exc}", code="topic") from None
 
 
 def queue_topic_name(value: str) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, note
 from hypothesis import strategies as st
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
@@ -120,6 +120,9 @@ def test_hostile_records_stop_no_service_and_break_no_page(
     schedules: list[RawRecord],
     intents: list[str],
 ) -> None:
+    for name, written in [("queue", hostile), ("markers", marks), ("DLQ", letters)]:
+        note(f"{name}: {written!r}")
+    note(f"schedules: {schedules!r}")
     config = fuzzed.config
     coordinates = _write_by_partition(config, hostile)
     _write(config, config.markers_topic, [_marker(m, coordinates) for m in marks])

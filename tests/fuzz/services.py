@@ -51,10 +51,12 @@ class Child:
             kill9(self.process)
 
 
-def start_services(queue: QueueConfig, logs: Path, acked: Path) -> list[Child]:
-    """The queue's tracker, the scheduler of its backoff and a worker."""
+def start_services(
+    queue: QueueConfig, schedules: SchedulerConfig, logs: Path, acked: Path
+) -> list[Child]:
+    """The queue's tracker, a scheduler of ``schedules`` and a worker."""
     return [
         Child("tests.kmq.run_tracker", queue, logs / "tracker.log"),
-        Child("tests.scheduler.run_scheduler", queue.scheduler_config(), logs / "scheduler.log"),
+        Child("tests.scheduler.run_scheduler", schedules, logs / "scheduler.log"),
         Child("tests.fuzz.run_worker", queue, logs / "worker.log", str(acked)),
     ]

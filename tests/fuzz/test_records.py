@@ -89,7 +89,7 @@ def fuzzed(kafka: EmbeddedBroker, tmp_path: Path) -> Iterator[Fuzzed]:
         queue,
         schedules,
         config,
-        start_services(config, tmp_path, acked),
+        start_services(config, config.scheduler_config(), tmp_path, acked),
         acked,
         QueueProducer(config),
         Walk(user_with("admin")),

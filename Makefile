@@ -27,11 +27,15 @@ test: deps lint services browser
 	$(BIN)/pytest
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
 
-# Not part of CI: the crash tests with 300 kills each; each prints its counts as JSON.
+# Not part of CI: the crash tests with 300 kills each, and the fuzz suite (tests/fuzz)
+# with 200 random examples per test instead of `make test`'s few fixed ones; each
+# prints its counts as JSON.
 CHAOS_KILLS ?= 300
+FUZZ_EXAMPLES ?= 200
 chaos: deps
 	KMQ_CHAOS_KILLS=$(CHAOS_KILLS) $(BIN)/pytest -s -q --timeout 0 2>/dev/null \
 		tests/kmq/test_crashes.py tests/scheduler/test_crashes.py -k "mid_redelivery or while_firing"
+	KMQ_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -s -q --timeout 0 tests/fuzz
 
 lint: deps
 	$(BIN)/ruff check .

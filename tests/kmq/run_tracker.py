@@ -2,8 +2,9 @@
 
 `python -m tests.kmq.run_tracker JSON`
 
-Its stats go to stdout as a JSON line every 0.1 s, so a test can tell what
-the process holds before it stops it.
+Its stats go to stdout as a JSON line every 0.1 s, with how many times its
+loop crashed and restarted, so a test can tell what the process holds before
+it stops it, and whether it ever fell over.
 """
 
 import dataclasses
@@ -19,5 +20,6 @@ if __name__ == "__main__":
     tracker = RedeliveryTracker(QueueConfig(**json.loads(sys.argv[1])))
     tracker.start()
     while True:
-        print(json.dumps(dataclasses.asdict(tracker.stats())), flush=True)
+        stats = dataclasses.asdict(tracker.stats())
+        print(json.dumps(stats | {"restarts": tracker.restarts}), flush=True)
         time.sleep(0.1)

@@ -3,8 +3,9 @@
 `python -m tests.scheduler.run_scheduler JSON`
 
 Every 0.1 s it prints a JSON line with how many schedules it holds, how
-many of those are armed (read back, to fire when due) and how many it
-fired, so a test can stop it while it holds work.
+many of those are armed (read back, to fire when due), how many it fired
+and how many times its loop crashed and restarted, so a test can stop it
+while it holds work, or tell that it fell over.
 """
 
 import json
@@ -21,5 +22,6 @@ if __name__ == "__main__":
     while True:
         stats = scheduler.stats()
         armed = sum(len(s.armed) for s in list(scheduler._states.values()))
-        print(json.dumps({"held": stats.held, "armed": armed, "fired": stats.fired}), flush=True)
+        counts = {"held": stats.held, "armed": armed, "fired": stats.fired}
+        print(json.dumps(counts | {"restarts": scheduler.restarts}), flush=True)
         time.sleep(0.1)

@@ -1,8 +1,9 @@
 """Errors the API answers with a reason rather than a 500.
 
 A bad request is DRF's 4xx already; what is left are the cluster's own
-states: Kafka unreachable or slow (503, try again) and a registered queue
-whose topics are missing (409, create them: `kmq doctor` says how).
+states: Kafka unreachable or slow (503, try again), a registered queue whose
+topics are missing (409, create them: `kmq doctor` says how) and an action
+whose target is not what the request says it is (409, nothing done).
 """
 
 from confluent_kafka import KafkaException
@@ -10,6 +11,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
 from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
@@ -21,6 +23,6 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, Missing):
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
-    if isinstance(exc, TopicMissing):
+    if isinstance(exc, TopicMissing | Conflict):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     return drf_handler(exc, context)

@@ -11,6 +11,7 @@ from ..forms import ActionForm, ReplayForm
 from ..models import Queue
 from ..services import audit, clients
 from ..services import messages as queue_messages
+from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range
 from ..services.missing import Missing
 from ..services.roles import Role, role_of
@@ -52,9 +53,19 @@ def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
         return flash(request, "extend needs ms: how long from now", ok=False, status=400)
     options = {"ms": data["ms"]} if action == "extend" else {"reason": data["reason"]}
     try:
-        queue_messages.act(request.user, queue, data["message_id"], action, **options)
+        queue_messages.act(
+            request.user,
+            queue,
+            data["message_id"],
+            action,
+            data["partition"],
+            data["offset"],
+            **options,
+        )
     except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
+    except Conflict as exc:
+        return flash(request, str(exc), ok=False, status=409)
     return flash(request, f"{action}: {data['message_id']}")
 
 

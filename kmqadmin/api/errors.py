@@ -13,6 +13,7 @@ from rest_framework.views import exception_handler as drf_handler
 
 from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
@@ -23,6 +24,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, Missing):
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, Ambiguous):
+        body = {"detail": str(exc), "clusters": exc.clusters}
+        return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)
     if isinstance(exc, TopicMissing | Conflict):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     return drf_handler(exc, context)

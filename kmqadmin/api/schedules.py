@@ -3,7 +3,6 @@
 Every body is built by the serializer the view's schema names.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -11,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import ScheduleTopic
-from kmqadmin.console.services import clients, cursors
+from kmqadmin.console.services import clients, cursors, registered
 from kmqadmin.console.services.schedules import (
     cancel_schedule,
     fire_schedule,
@@ -25,7 +24,8 @@ from .paging import LIMIT, page_after, page_limit
 
 class SchedulesAPIView(APIView):
     def topic(self, topic: str) -> ScheduleTopic:
-        return get_object_or_404(ScheduleTopic.objects.select_related("cluster"), topic=topic)
+        cluster = self.request.query_params.get(registered.CLUSTER)
+        return registered.lookup(ScheduleTopic, topic, cluster)
 
 
 class ScheduleList(SchedulesAPIView):

@@ -50,7 +50,7 @@ class ScheduleList(SchedulesAPIView):
         body = s.NewScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        write_schedule(request.user, schedules, data["id"], data, edit=False)
+        write_schedule(request.user, schedules, data["id"].encode(), data, edit=False)
         return Response(status=status.HTTP_201_CREATED)
 
 
@@ -64,10 +64,10 @@ class ScheduleDetail(SchedulesAPIView):
     def put(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Writes a new version: the latest version wins."""
         schedules = self.topic(topic)
-        live_schedule(schedules, schedule_id)  # 404 before a 400
+        live = live_schedule(schedules, schedule_id)  # 404 before a 400
         body = s.ScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        write_schedule(request.user, schedules, schedule_id, body.validated_data, edit=True)
+        write_schedule(request.user, schedules, live.key, body.validated_data, edit=True)
         return Response(status=status.HTTP_200_OK)
 
     @extend_schema(responses={204: None})

@@ -91,7 +91,11 @@ class NewScheduleSerializer(ScheduleSerializer):
 
 
 class UpcomingSerializer(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(help_text="the key as text; undecodable bytes as U+FFFD")
+    ref = serializers.CharField(
+        help_text="what addresses it in URLs: the key's text when it is UTF-8, "
+        "else ~b64: and the key in base64url"
+    )
     due_ms = serializers.IntegerField(help_text="epoch ms")
     target_topic = serializers.CharField()
     partition = serializers.IntegerField()

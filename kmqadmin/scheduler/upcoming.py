@@ -22,16 +22,23 @@ from kmqadmin.kafka.topics import topic_partitions
 
 from . import wire
 from .config import SchedulerConfig
+from .schedule_refs import ref_of
 from .scheduler import BARRIER_KEY
 
 
 @dataclass(frozen=True, slots=True)
 class Upcoming:
-    id: str
+    id: str  # the key as text to show; undecodable bytes as U+FFFD
     due_ms: int
     target_topic: str
     partition: int
     offset: int
+    key: bytes = b""
+
+    @property
+    def ref(self) -> str:
+        """What addresses it in URLs and forms: schedule_refs.ref_of."""
+        return ref_of(self.key)
 
 
 class UpcomingView:
@@ -88,9 +95,9 @@ class UpcomingView:
             ]
         return [u for _, _, _, u in heapq.nsmallest(limit, items)]
 
-    def get(self, schedule_id: str) -> Upcoming | None:
+    def get(self, key: bytes) -> Upcoming | None:
         with self._lock:
-            return self._live.get(schedule_id.encode())
+            return self._live.get(key)
 
     def record(self, upcoming: Upcoming) -> KafkaMessage | None:
         """The schedule's record (payload and headers), or None if compacted away."""
@@ -117,5 +124,5 @@ class UpcomingView:
             self.skipped += 1  # skipped as the scheduler skips it: the older version stands
             return
         self._live[key] = Upcoming(
-            key.decode(errors="replace"), due, topic, record.partition(), record.offset()
+            key.decode(errors="replace"), due, topic, record.partition(), record.offset(), key
         )

@@ -252,13 +252,13 @@ def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) ->
     operator = client_as("operator")
     first = {"at": parse_datetime("2999-01-01T00:00:00Z"), "target_topic": "out"}
     first |= {"payload": b"hi", "key": "k", "headers": {"trace": "abc"}}
-    write_schedule(User.objects.get(), schedules, "s-1", first, edit=False)
-    v1 = wait_for(lambda: clients.upcoming(schedules.config()).get("s-1"), 20, "version 1")
+    write_schedule(User.objects.get(), schedules, b"s-1", first, edit=False)
+    v1 = wait_for(lambda: clients.upcoming(schedules.config()).get(b"s-1"), 20, "version 1")
     edited = {"at": "2998-01-01 00:00:00", "target_topic": "out", "key": "k", "value": "hi"}
     assert operator.post(f"/schedules/{topic}/s-1/edit", edited).status_code == 302
 
     def second_version():
-        live = clients.upcoming(schedules.config()).get("s-1")
+        live = clients.upcoming(schedules.config()).get(b"s-1")
         return live if live is not None and live.due_ms < v1.due_ms else None
 
     record = clients.upcoming(schedules.config()).record(wait_for(second_version, 20, "v2"))

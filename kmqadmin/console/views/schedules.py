@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.schedule_refs import ref_of
 
 from ..decorators import operator, viewer
 from ..forms import ScheduleForm
@@ -63,13 +64,13 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
             data["headers"] = dict(wire.passed(old.headers()))
         if keeps_payload:
             data["payload"] = old.value()
-        new_id = form.cleaned_data["id"]
+        key = old.key() if old is not None else form.cleaned_data["id"].encode()
         try:
-            write_schedule(request.user, schedules, new_id, data, edit=old is not None)
+            write_schedule(request.user, schedules, key, data, edit=old is not None)
         except Missing as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"scheduled {new_id}")
+            messages.success(request, f"scheduled {ref_of(key)}")
             listed = reverse("console:schedules", args=[topic])
             return redirect(f"{listed}?{registered.cluster_query(schedules)}")
     context = {

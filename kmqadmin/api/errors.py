@@ -1,8 +1,9 @@
 """Errors the API answers with a reason rather than a 500.
 
 A bad request is DRF's 4xx already; what is left are the cluster's own
-states: Kafka unreachable or slow (503, try again) and a registered queue
-whose topics are missing (409, create them: `kmq doctor` says how).
+states: Kafka unreachable or slow (503, try again), a registered queue whose
+topics are missing (409, create them: `kmq doctor` says how) and an action
+whose target is not what the request says it is (409, nothing done).
 """
 
 from confluent_kafka import KafkaException
@@ -10,7 +11,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
@@ -24,7 +27,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TargetNotAllowed):
         return Response({"target_topic": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, TopicMissing):
+    if isinstance(exc, Ambiguous):
+        body = {"detail": str(exc), "clusters": exc.clusters}
+        return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)
+    if isinstance(exc, TopicMissing | Conflict):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them
         return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)

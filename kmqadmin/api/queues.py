@@ -5,7 +5,6 @@ OpenAPI document and the answers cannot drift apart.
 """
 
 from django.conf import settings
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import APIException
@@ -14,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import clients, cursors, messages
+from kmqadmin.console.services import clients, cursors, messages, registered
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.queue_stats import queue_stats
 from kmqadmin.kafka.message_size import record_bytes
@@ -37,10 +36,11 @@ class QueueList(generics.ListAPIView):
 
 
 class QueueAPIView(APIView):
-    """A view under /queues/{topic}/: the queue must be registered."""
+    """A view under /queues/{topic}/: the queue must be registered (on the
+    cluster ``?cluster=`` names, when the topic is registered on several)."""
 
     def queue(self, topic: str) -> Queue:
-        return get_object_or_404(Queue.objects.select_related("cluster"), topic=topic)
+        return registered.lookup(Queue, topic, self.request.query_params.get(registered.CLUSTER))
 
 
 class Enqueue(QueueAPIView):

@@ -3,7 +3,6 @@
 Every body is built by the serializer the view's schema names.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -11,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import ScheduleTopic
-from kmqadmin.console.services import clients, cursors
+from kmqadmin.console.services import clients, cursors, registered
 from kmqadmin.console.services.schedules import (
     cancel_schedule,
     fire_schedule,
@@ -25,7 +24,8 @@ from .paging import LIMIT, page_after, page_limit
 
 class SchedulesAPIView(APIView):
     def topic(self, topic: str) -> ScheduleTopic:
-        return get_object_or_404(ScheduleTopic.objects.select_related("cluster"), topic=topic)
+        cluster = self.request.query_params.get(registered.CLUSTER)
+        return registered.lookup(ScheduleTopic, topic, cluster)
 
 
 class ScheduleList(SchedulesAPIView):
@@ -50,7 +50,7 @@ class ScheduleList(SchedulesAPIView):
         body = s.NewScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        write_schedule(request.user, schedules, data["id"], data, edit=False)
+        write_schedule(request.user, schedules, data["id"].encode(), data, edit=False)
         return Response(status=status.HTTP_201_CREATED)
 
 
@@ -64,10 +64,10 @@ class ScheduleDetail(SchedulesAPIView):
     def put(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Writes a new version: the latest version wins."""
         schedules = self.topic(topic)
-        live_schedule(schedules, schedule_id)  # 404 before a 400
+        live = live_schedule(schedules, schedule_id)  # 404 before a 400
         body = s.ScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        write_schedule(request.user, schedules, schedule_id, body.validated_data, edit=True)
+        write_schedule(request.user, schedules, live.key, body.validated_data, edit=True)
         return Response(status=status.HTTP_200_OK)
 
     @extend_schema(responses={204: None})

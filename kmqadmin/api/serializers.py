@@ -8,6 +8,7 @@ from datetime import datetime
 from rest_framework import serializers
 
 from kmqadmin.console.models import Queue
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kmq.given_headers import BadInput, check_headers
@@ -90,7 +91,11 @@ class NewScheduleSerializer(ScheduleSerializer):
 
 
 class UpcomingSerializer(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(help_text="the key as text; undecodable bytes as U+FFFD")
+    ref = serializers.CharField(
+        help_text="what addresses it in URLs: the key's text when it is UTF-8, "
+        "else ~b64: and the key in base64url"
+    )
     due_ms = serializers.IntegerField(help_text="epoch ms")
     target_topic = serializers.CharField()
     partition = serializers.IntegerField()
@@ -123,6 +128,13 @@ class InFlightPageSerializer(serializers.Serializer):
 
 
 class ActionSerializer(serializers.Serializer):
+    partition = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_PARTITION,
+        help_text="the copy acted on, as the in-flight list shows it: "
+        "the action lands on it or nothing is done (409)",
+    )
+    offset = serializers.IntegerField(min_value=0, max_value=MAX_OFFSET, help_text="of that copy")
     ms = serializers.IntegerField(
         min_value=1,
         max_value=7 * 24 * 3_600_000,

@@ -8,16 +8,19 @@ process asks a tracker anything, and many open pages share one view.
 
 import asyncio
 import logging
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from confluent_kafka import KafkaException
+from django.http import Http404
 from django.template.loader import render_to_string
 
 from kmqadmin.kafka.errors import TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 from .models import Queue
+from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
@@ -98,9 +101,16 @@ class DashboardConsumer(LiveConsumer):
 
 class InFlightConsumer(LiveConsumer):
     def prepare(self) -> bool:
+        """Refused for an unknown queue, and for a topic registered on several
+        clusters without ``?cluster=`` (the page's own socket URL names it)."""
         topic = self.scope["url_route"]["kwargs"]["topic"]
-        self.queue = Queue.objects.select_related("cluster").filter(topic=topic).first()
-        return self.queue is not None
+        query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
+        cluster = query.get(registered.CLUSTER, [None])[-1]
+        try:
+            self.queue = registered.lookup(Queue, topic, cluster)
+        except (Http404, registered.Ambiguous):
+            return False
+        return True
 
     def render(self) -> str:
         page = in_flight_page(self.queue, ROWS)

@@ -95,6 +95,9 @@ class ActionForm(forms.Form):
     """ack / retry / extend / reject from the queue page."""
 
     message_id = forms.CharField(max_length=1000)
+    # The row's own copy: the action lands on it or on nothing (a 409).
+    partition = forms.IntegerField(min_value=0, max_value=MAX_PARTITION)
+    offset = forms.IntegerField(min_value=0, max_value=MAX_OFFSET)
     ms = forms.IntegerField(min_value=1, max_value=7 * 24 * 3_600_000, required=False)
     reason = forms.CharField(max_length=500, required=False)
 

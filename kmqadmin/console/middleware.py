@@ -1,19 +1,23 @@
-"""Kafka's own states as pages that say what happened, not a bare 500."""
+"""Kafka's own states, and a topic registered on several clusters, as pages
+that say what happened, not a bare 500."""
 
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from confluent_kafka import KafkaException
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from kmqadmin.console.services.registered import CLUSTER, Ambiguous
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 
 class KafkaErrorMiddleware:
     """Kafka away or slow: 503, try again; a registered queue's topic
-    missing: 409 naming it (the queue page has a button to create it). The
-    API answers the same in JSON (api/errors.py)."""
+    missing: 409 naming it (the queue page has a button to create it); a
+    topic registered on several clusters: 300 with a link to each. The API
+    answers the same in JSON (api/errors.py)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -22,6 +26,10 @@ class KafkaErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if isinstance(exc, Ambiguous):
+            links = [f"{request.path}?{urlencode({CLUSTER: name})}" for name in exc.clusters]
+            context = {"what": str(exc), "choices": zip(exc.clusters, links, strict=True)}
+            return render(request, "console/ambiguous.html", context, status=300)
         if isinstance(exc, TopicMissing):
             status, what = 409, str(exc)
         elif isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them

@@ -166,18 +166,20 @@ class QueueClient:
         log.warning("%s; rejected, not handed out", exc)
 
     def _delivery_count(self, record: KafkaMessage, record_headers: headers.Headers) -> int:
+        claimed = headers.find(record_headers, headers.MESSAGE_ID)
+        if claimed is not None and not headers.is_message_id(claimed):
+            self._malformed(record, f"{headers.MESSAGE_ID} {claimed[:100]!r} is no kmq-id; ignored")
         try:
             return headers.decode_count(headers.find(record_headers, headers.REDELIVERY_COUNT)) + 1
         except headers.HeaderError as exc:
-            self.malformed += 1
-            log.warning(
-                "%s/%d/%d: %s; treated as a first delivery",
-                record.topic(),
-                record.partition(),
-                record.offset(),
-                exc,
-            )
+            self._malformed(record, f"{exc}; treated as a first delivery")
             return 1
+
+    def _malformed(self, record: KafkaMessage, why: str) -> None:
+        """Counted and logged with its coordinates; the message is delivered
+        all the same (its id is then its own coordinates: Message.id)."""
+        self.malformed += 1
+        log.warning("%s/%d/%d: %s", record.topic(), record.partition(), record.offset(), why)
 
     @staticmethod
     def _raise_unless_benign(error: KafkaError) -> None:

@@ -54,8 +54,17 @@ def message_id(topic: str, partition: int, offset: int) -> str:
 
 def stable_id(record_headers: Headers | None, topic: str, partition: int, offset: int) -> bytes:
     """The kmq-id of the record at these coordinates: its kmq-id header, or its
-    own coordinates on a first copy, which carries none (QueueProducer's)."""
-    return find(record_headers, MESSAGE_ID) or message_id(topic, partition, offset).encode()
+    own coordinates on a first copy, which carries none (QueueProducer's), and
+    on a record whose header is not a kmq-id (any producer can write one)."""
+    found = find(record_headers, MESSAGE_ID)
+    if found is not None and is_message_id(found):
+        return found
+    return message_id(topic, partition, offset).encode()
+
+
+def is_message_id(value: bytes) -> bool:
+    """A kmq-id header that names a copy; one that does not is malformed."""
+    return value.isascii() and parse_message_id(value.decode()) is not None
 
 
 def retry_schedule_id(message_id: bytes, redelivery: int) -> bytes:

@@ -20,7 +20,7 @@ class ScheduleClient:
 
     def schedule(
         self,
-        id: str,
+        id: str | bytes,
         at: When,
         target_topic: str,
         value: bytes,
@@ -44,7 +44,7 @@ class ScheduleClient:
         epoch = [(wire.EPOCH, wire.encode_epoch(epoch_ms(at)))]
         self._produce(record.key(), record.value(), epoch + kept)
 
-    def cancel(self, id: str) -> None:
+    def cancel(self, id: str | bytes) -> None:
         """Writes the tombstone of ``id``: it will not fire."""
         self._produce(_key(id), None, None)
 
@@ -65,7 +65,8 @@ class ScheduleClient:
         self._producer.produce(self.config.topic, key=key, value=value, headers=headers)
 
 
-def _key(id: str) -> bytes:
+def _key(id: str | bytes) -> bytes:
+    """An id as text (UTF-8 on the wire), or the key bytes as a producer wrote them."""
     if not id:
         raise ValueError("a schedule needs an id")
-    return id.encode()
+    return id if isinstance(id, bytes) else id.encode()

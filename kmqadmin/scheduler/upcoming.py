@@ -23,17 +23,24 @@ from kmqadmin.kafka.topics import topic_partitions
 
 from . import wire
 from .config import SchedulerConfig
+from .schedule_refs import ref_of
 from .scheduler import BARRIER_KEY
 
 
 @dataclass(frozen=True, slots=True)
 class Upcoming:
-    id: str
+    id: str  # the key as text to show; undecodable bytes as U+FFFD
     due_ms: int
     target_topic: str
     partition: int
     offset: int
     allowed: bool = True  # False: the target is not allowed, the scheduler skips it
+    key: bytes = b""
+
+    @property
+    def ref(self) -> str:
+        """What addresses it in URLs and forms: schedule_refs.ref_of."""
+        return ref_of(self.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +126,9 @@ class UpcomingView:
         with self._lock:
             return list(self._unfireable.values())
 
-    def get(self, schedule_id: str) -> Upcoming | None:
+    def get(self, key: bytes) -> Upcoming | None:
         with self._lock:
-            return self._live.get(schedule_id.encode())
+            return self._live.get(key)
 
     def record(self, upcoming: Upcoming) -> KafkaMessage | None:
         """The schedule's record (payload and headers), or None if compacted away."""
@@ -156,7 +163,13 @@ class UpcomingView:
         else:
             self._forbidden.add(key)
         self._live[key] = Upcoming(
-            key.decode(errors="replace"), due, topic, record.partition(), record.offset(), allowed
+            key.decode(errors="replace"),
+            due,
+            topic,
+            record.partition(),
+            record.offset(),
+            allowed,
+            key,
         )
 
     def _remember_unfireable(self, key: bytes, record: KafkaMessage, reason: str) -> None:

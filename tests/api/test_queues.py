@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer
 from tests.api.conftest import client_as
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
@@ -91,17 +91,18 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
         )
         assert {m["delivery_count"] for m in page["results"]} == {1}
 
-        def act(message_id: str, action: str, body: dict | None = None):
+        def act(m: Message, action: str, body: dict | None = None):
+            where = {"partition": m.partition, "offset": m.offset}
             return operator.post(
-                f"/api/queues/{topic}/messages/{message_id}/{action}", body or {}, "json"
+                f"/api/queues/{topic}/messages/{m.id}/{action}", where | (body or {}), "json"
             )
 
-        assert act(acked.id, "ack").status_code == 200
-        assert act(retried.id, "retry").status_code == 200
-        assert act(extended.id, "extend").status_code == 400  # ms missing
-        assert act(extended.id, "extend", {"ms": 60_000}).json()["action"] == "extend"
-        again = poll_until(worker, 1)
-        assert [(m.id, m.delivery_count) for m in again] == [(retried.id, 2)]
+        assert act(acked, "ack").status_code == 200
+        assert act(retried, "retry").status_code == 200
+        assert act(extended, "extend").status_code == 400  # ms missing
+        assert act(extended, "extend", {"ms": 60_000}).json()["action"] == "extend"
+        [copy] = poll_until(worker, 1)
+        assert (copy.id, copy.delivery_count) == (retried.id, 2)
         in_flight = wait_for(
             lambda: (
                 (r := operator.get(f"/api/queues/{topic}/in-flight/").json())["count"] == 2 and r
@@ -110,11 +111,13 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
             "the ack and the retry seen",
         )
         assert sorted(m["id"] for m in in_flight["results"]) == sorted([retried.id, extended.id])
-        # The retried message's id now names its copy: actions still find it.
-        assert act(retried.id, "reject", {"reason": "poison"}).status_code == 200
+        # The retried message's id names its copy too: an action on the copy finds it.
+        assert act(copy, "reject", {"reason": "poison"}).status_code == 200
         wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 1, 20, "the DLQ")
-    assert act(acked.id, "ack").status_code == 404
-    assert act(f"{topic}/9/9", "ack").status_code == 404
+    assert act(acked, "ack").status_code == 404
+    url = f"/api/queues/{topic}/messages/{topic}/0/0/ack"
+    assert operator.post(url, {"partition": 0, "offset": 0}, "json").status_code == 404
+    assert operator.post(url, {}, "json").status_code == 400  # which copy: not said
     entries = AuditEntry.objects.filter(target__startswith=f"{topic}/").order_by("id")
     actions = list(entries.values_list("action", "target", "after"))
     assert actions == [

@@ -44,10 +44,11 @@ def test_anonymous_is_sent_to_log_in_and_a_viewer_cannot_act(registered: Queue) 
 def test_forms_need_the_csrf_token(registered: Queue) -> None:
     operator = client_as("operator", enforce_csrf_checks=True)
     url = f"/queues/{registered.topic}/act/ack"
-    assert operator.post(url, {"message_id": "x/0/0"}).status_code == 403
+    form = {"message_id": f"{registered.topic}/0/0", "partition": 0, "offset": 0}
+    assert operator.post(url, form).status_code == 403
     operator.get(f"/queues/{registered.topic}/")  # sets the csrftoken cookie
     token = operator.cookies["csrftoken"].value
-    answer = operator.post(url, {"message_id": "x/0/0"}, headers={"X-CSRFToken": token})
+    answer = operator.post(url, form, headers={"X-CSRFToken": token})
     assert answer.status_code == 404  # past CSRF: the message is simply not in flight
     assert b"not in flight" in answer.content
 
@@ -63,6 +64,7 @@ def test_operator_retries_and_rejects_then_redrives_from_the_dlq(
 
         def act(message, action: str, **extra):
             data = {"message_id": message.id, **extra}
+            data |= {"partition": message.partition, "offset": message.offset}
             return operator.post(f"/queues/{topic}/act/{action}", data)
 
         wait_for(lambda: act(retried, "retry").status_code == 200, 20, "the retry taken")
@@ -250,13 +252,13 @@ def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) ->
     operator = client_as("operator")
     first = {"at": parse_datetime("2999-01-01T00:00:00Z"), "target_topic": "out"}
     first |= {"payload": b"hi", "key": "k", "headers": {"trace": "abc"}}
-    write_schedule(User.objects.get(), schedules, "s-1", first, edit=False)
-    v1 = wait_for(lambda: clients.upcoming(schedules.config()).get("s-1"), 20, "version 1")
+    write_schedule(User.objects.get(), schedules, b"s-1", first, edit=False)
+    v1 = wait_for(lambda: clients.upcoming(schedules.config()).get(b"s-1"), 20, "version 1")
     edited = {"at": "2998-01-01 00:00:00", "target_topic": "out", "key": "k", "value": "hi"}
     assert operator.post(f"/schedules/{topic}/s-1/edit", edited).status_code == 302
 
     def second_version():
-        live = clients.upcoming(schedules.config()).get("s-1")
+        live = clients.upcoming(schedules.config()).get(b"s-1")
         return live if live is not None and live.due_ms < v1.due_ms else None
 
     record = clients.upcoming(schedules.config()).record(wait_for(second_version, 20, "v2"))

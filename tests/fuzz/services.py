@@ -26,7 +26,15 @@ class Child:
         with log.open("ab") as stderr, log.with_suffix(".out").open("ab") as stdout:
             self.process = subprocess.Popen(
                 # -X faulthandler: a segfault leaves its Python stack in the log.
-                [sys.executable, "-X", "faulthandler", "-m", module, json.dumps(fields, default=sorted), *args],
+                [
+                    sys.executable,
+                    "-X",
+                    "faulthandler",
+                    "-m",
+                    module,
+                    json.dumps(fields, default=sorted),
+                    *args,
+                ],
                 cwd=ROOT,
                 stdout=stdout,
                 stderr=stderr,

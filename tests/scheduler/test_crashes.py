@@ -19,7 +19,12 @@ def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:
     fields = {k: v for k, v in dataclasses.asdict(config).items() if k != "kafka_config"}
     with log.open("ab") as stderr, log.with_suffix(".out").open("ab") as stdout:
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.scheduler.run_scheduler", json.dumps(fields, default=sorted)],
+            [
+                sys.executable,
+                "-m",
+                "tests.scheduler.run_scheduler",
+                json.dumps(fields, default=sorted),
+            ],
             cwd=ROOT,
             stdout=stdout,
             stderr=stderr,

@@ -9,10 +9,12 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kmq import InFlight
+from kmqadmin.kmq import InFlight, InFlightView
+from kmqadmin.kmq import headers as h
 
 from ..models import Queue
 from . import audit, clients
+from .conflict import Conflict
 from .missing import Missing
 
 MESSAGE_ACTIONS = ("ack", "retry", "extend", "reject")
@@ -39,16 +41,21 @@ def enqueue(
 
 
 def act(
-    user: AbstractBaseUser, queue: Queue, message_id: str, action: str, **options: Any
+    user: AbstractBaseUser,
+    queue: Queue,
+    message_id: str,
+    action: str,
+    partition: int,
+    offset: int,
+    **options: Any,
 ) -> InFlight:
     """ack / retry / extend (``ms``) / reject (``reason``) the open delivery
-    of the message with kmq-id ``message_id``."""
+    at ``partition``/``offset`` (the row the person saw) of the message with
+    kmq-id ``message_id``."""
     if action not in MESSAGE_ACTIONS:
         raise ValueError(f"unknown action {action!r}; one of {MESSAGE_ACTIONS}")
     config = queue.config()
-    delivery = clients.in_flight(config).find(message_id)
-    if delivery is None:
-        raise Missing(f"message {message_id} is not in flight on {queue.topic}")
+    delivery = _the_copy(clients.in_flight(config), queue.topic, message_id, partition, offset)
     writer, p, o = clients.marker_writer(config), delivery.partition, delivery.offset
     before = {"partition": p, "offset": o, "deadline_ms": delivery.deadline_ms}
     field = ACTION_OPTION.get(action)
@@ -62,4 +69,26 @@ def act(
             writer.extend(p, o, options["ms"])
         else:
             writer.reject(p, o, options.get("reason", ""))
+    return delivery
+
+
+def _the_copy(
+    view: InFlightView, topic: str, message_id: str, partition: int, offset: int
+) -> InFlight:
+    """The open delivery at these coordinates, if it is the one ``message_id``
+    leads to. Any producer can write a kmq-id header: a copy claiming another
+    message's id must not steer an action (nor its audit entry) onto that
+    message, nor may an action meant for it land on the other one."""
+    parsed = h.parse_message_id(message_id)
+    if parsed is None or parsed[0] != topic:
+        raise Conflict(f"{message_id!r} is not a kmq-id of {topic} (<topic>/<partition>/<offset>)")
+    shown = f"{topic}/{partition}/{offset}"
+    if view.get(partition, offset) is None:
+        raise Missing(f"message {message_id} is not in flight at {shown}")
+    delivery = view.find(message_id)
+    if delivery is None or (delivery.partition, delivery.offset) != (partition, offset):
+        raise Conflict(
+            f"the copy at {shown} is not the open delivery of {message_id} "
+            "(its kmq-id header names another message); nothing done"
+        )
     return delivery

@@ -9,6 +9,7 @@ import time
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from kmqadmin.scheduler import Upcoming
+from kmqadmin.scheduler.schedule_refs import key_of, ref_of
 
 from ..models import ScheduleTopic
 from . import audit, clients
@@ -28,28 +29,34 @@ def allowed_target(topic: ScheduleTopic, target_topic: str) -> None:
         )
 
 
-def live_schedule(topic: ScheduleTopic, schedule_id: str) -> Upcoming:
-    found = clients.upcoming(topic.config()).get(schedule_id)
+def live_schedule(topic: ScheduleTopic, ref: str) -> Upcoming:
+    """The live schedule ``ref`` (schedule_refs: its key, reversibly) addresses."""
+    try:
+        key = key_of(ref)
+    except ValueError as exc:
+        raise Missing(f"no schedule is addressed {ref!r} ({exc})") from None
+    found = clients.upcoming(topic.config()).get(key)
     if found is None:
-        raise Missing(f"no live schedule {schedule_id} on {topic.topic}")
+        raise Missing(f"no live schedule {ref} on {topic.topic}")
     return found
 
 
 def write_schedule(
-    user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str, data: dict, *, edit: bool
+    user: AbstractBaseUser, topic: ScheduleTopic, schedule_key: bytes, data: dict, *, edit: bool
 ) -> None:
-    """A version of ``schedule_id``: ``data`` holds at, target_topic, payload,
-    key and headers. ``edit`` requires the schedule to be live (and audits
-    what it was)."""
+    """A version of the schedule ``schedule_key``: ``data`` holds at,
+    target_topic, payload, key (the fired record's) and headers. ``edit``
+    requires the schedule to be live (and audits what it was)."""
+    ref = ref_of(schedule_key)
+    before = schedule_fields(live_schedule(topic, ref)) if edit else None
     allowed_target(topic, data["target_topic"])
-    before = schedule_fields(live_schedule(topic, schedule_id)) if edit else None
     key = data.get("key")
     client = clients.schedule_client(topic.config())
     after = {"at": data["at"].isoformat(), "target_topic": data["target_topic"]}
     action = "edit schedule" if edit else "schedule"
-    with audit.action(user, action, f"{topic.topic}/{schedule_id}", before, after):
+    with audit.action(user, action, f"{topic.topic}/{ref}", before, after):
         client.schedule(
-            schedule_id,
+            schedule_key,
             data["at"],
             data["target_topic"],
             data["payload"],
@@ -59,25 +66,26 @@ def write_schedule(
         client.flush(10)
 
 
-def cancel_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str) -> None:
+def cancel_schedule(user: AbstractBaseUser, topic: ScheduleTopic, ref: str) -> None:
     """A tombstone, so it never fires."""
-    before = schedule_fields(live_schedule(topic, schedule_id))
+    live = live_schedule(topic, ref)
     client = clients.schedule_client(topic.config())
-    with audit.action(user, "cancel schedule", f"{topic.topic}/{schedule_id}", before=before):
-        client.cancel(schedule_id)
+    target = f"{topic.topic}/{ref}"
+    with audit.action(user, "cancel schedule", target, before=schedule_fields(live)):
+        client.cancel(live.key)
         client.flush(10)
 
 
-def fire_schedule(user: AbstractBaseUser, topic: ScheduleTopic, schedule_id: str) -> None:
+def fire_schedule(user: AbstractBaseUser, topic: ScheduleTopic, ref: str) -> None:
     """A new version due now, with the payload, key and headers it had."""
-    live = live_schedule(topic, schedule_id)
+    live = live_schedule(topic, ref)
     allowed_target(topic, live.target_topic)
     config = topic.config()
     record = clients.upcoming(config).record(live)
     if record is None:
-        raise Missing(f"schedule {schedule_id}'s record is gone (compacted)")
+        raise Missing(f"schedule {ref}'s record is gone (compacted)")
     client = clients.schedule_client(config)
-    target = f"{topic.topic}/{schedule_id}"
+    target = f"{topic.topic}/{ref}"
     with audit.action(user, "fire schedule now", target, schedule_fields(live)):
         client.reschedule(record, at=time.time())
         client.flush(10)
@@ -88,6 +96,7 @@ def schedule_fields(upcoming: Upcoming) -> dict:
     the same fields)."""
     return {
         "id": upcoming.id,
+        "ref": upcoming.ref,
         "due_ms": upcoming.due_ms,
         "target_topic": upcoming.target_topic,
         "partition": upcoming.partition,

@@ -8,6 +8,8 @@ from django import template
 
 from kmqadmin.kafka.clock import now_ms
 
+from ..services.registered import cluster_query
+
 register = template.Library()
 
 # Payloads longer than this are cut on the page (the API gives them whole).
@@ -76,3 +78,10 @@ def _hex(data: bytes) -> str:
         ascii_ = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
         lines.append(f"{at:08x}  {chunk.hex(' '):<47}  {ascii_}")
     return "\n".join(lines)
+
+
+@register.filter
+def on_cluster(registration: object) -> str:
+    """``cluster=<name>`` of a queue or schedules topic, for a link to it to
+    stay right when another cluster registers the same topic."""
+    return cluster_query(registration)

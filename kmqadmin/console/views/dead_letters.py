@@ -21,7 +21,7 @@ PAGE = 25
 
 @viewer
 def browse(request: HttpRequest, topic: str) -> HttpResponse:
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     letters = clients.dead_letters(queue.config())
     form = LetterFilterForm(request.GET)
     partitions = letters.partitions()
@@ -52,7 +52,7 @@ def redrive(request: HttpRequest, topic: str, partition: int, offset: int) -> Ht
         return flash(
             request, f"no letter at {partition}/{offset}: past Kafka's bounds", ok=False, status=400
         )
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     try:
         redrive_letter(request.user, queue, partition, offset)
     except Missing as exc:
@@ -64,7 +64,7 @@ def redrive(request: HttpRequest, topic: str, partition: int, offset: int) -> Ht
 @require_POST
 def bulk_redrive(request: HttpRequest, topic: str) -> HttpResponse:
     """Every letter matching the filter, as a job with a progress bar."""
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     form = LetterFilterForm(request.POST)
     if not form.is_valid():
         return flash(request, form.errors.as_text(), ok=False, status=400)

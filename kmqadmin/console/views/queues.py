@@ -2,15 +2,17 @@
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from .. import charts
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
-from ..services import audit, clients
+from ..services import audit, clients, registered
 from ..services import messages as queue_messages
+from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
 from ..services.roles import Role, role_of
@@ -18,14 +20,14 @@ from .flash import flash
 from .tasks import started
 
 
-def queue_or_404(topic: str) -> Queue:
-    return get_object_or_404(Queue.objects.select_related("cluster"), topic=topic)
+def queue_or_404(request: HttpRequest, topic: str) -> Queue:
+    return registered.lookup(Queue, topic, request.GET.get(registered.CLUSTER))
 
 
 @viewer
 def detail(request: HttpRequest, topic: str) -> HttpResponse:
     role = role_of(request.user)
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     context = {
         "queue": queue,
         "hours": charts.HOURS,
@@ -43,7 +45,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
 def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
     if action not in queue_messages.MESSAGE_ACTIONS:
         raise Http404(f"no action {action}")
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     form = ActionForm(request.POST)
     if not form.is_valid():
         return flash(request, form.errors.as_text(), ok=False, status=400)
@@ -52,16 +54,26 @@ def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
         return flash(request, "extend needs ms: how long from now", ok=False, status=400)
     options = {"ms": data["ms"]} if action == "extend" else {"reason": data["reason"]}
     try:
-        queue_messages.act(request.user, queue, data["message_id"], action, **options)
+        queue_messages.act(
+            request.user,
+            queue,
+            data["message_id"],
+            action,
+            data["partition"],
+            data["offset"],
+            **options,
+        )
     except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
+    except Conflict as exc:
+        return flash(request, str(exc), ok=False, status=409)
     return flash(request, f"{action}: {data['message_id']}")
 
 
 @viewer
 def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     """A message's payload, headers and lifecycle, through its kmq-id."""
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     story = clients.lifecycle(queue.config()).find(message_id)
     if story is None:
         raise Http404(f"no message {message_id} on {topic}")
@@ -77,18 +89,18 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
 @require_POST
 def create_topics(request: HttpRequest, topic: str) -> HttpResponse:
     """For a registered queue whose topics were deleted behind its back."""
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     with audit.action(request.user, "create topics", topic) as entry:
         created = queue.config().ensure_topics(queue.partitions)
         entry.after = {"created": created}
     messages.success(request, f"created: {', '.join(created) or 'nothing, all exist'}")
-    return redirect("console:queue", topic=topic)
+    return redirect(f"{reverse('console:queue', args=[topic])}?{registered.cluster_query(queue)}")
 
 
 @operator
 @require_POST
 def replay(request: HttpRequest, topic: str) -> HttpResponse:
-    queue = queue_or_404(topic)
+    queue = queue_or_404(request, topic)
     form = ReplayForm(request.POST)
     if not form.is_valid():
         return flash(request, form.errors.as_text(), ok=False, status=400)
@@ -99,5 +111,5 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
 @admin
 @require_POST
 def purge(request: HttpRequest, topic: str) -> HttpResponse:
-    job = start(purge_queue, request.user, queue_or_404(topic).pk, request.user.pk)
+    job = start(purge_queue, request.user, queue_or_404(request, topic).pk, request.user.pk)
     return started(request, job)

@@ -3,15 +3,17 @@
 from confluent_kafka import Message as KafkaMessage
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.schedule_refs import ref_of
 
 from ..decorators import operator, viewer
 from ..forms import ScheduleForm
 from ..models import ScheduleTopic
-from ..services import clients, cursors
+from ..services import clients, cursors, registered
 from ..services.missing import Missing
 from ..services.schedules import (
     TargetNotAllowed,
@@ -25,14 +27,14 @@ from .flash import flash
 PAGE = 50
 
 
-def topic_or_404(topic: str) -> ScheduleTopic:
-    return get_object_or_404(ScheduleTopic.objects.select_related("cluster"), topic=topic)
+def topic_or_404(request: HttpRequest, topic: str) -> ScheduleTopic:
+    return registered.lookup(ScheduleTopic, topic, request.GET.get(registered.CLUSTER))
 
 
 @viewer
 def upcoming(request: HttpRequest, topic: str) -> HttpResponse:
     """Soonest first, paged by a (due, id) cursor."""
-    schedules = topic_or_404(topic)
+    schedules = topic_or_404(request, topic)
     view = clients.upcoming(schedules.config())
     try:
         after = cursors.schedule_after(request.GET.get("after"))
@@ -58,7 +60,7 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
     """GET: the form (filled in from the live version for an existing id);
     POST: a new version. An edit keeps what the form does not show: the
     headers that pass through, and a payload that is not text."""
-    schedules = topic_or_404(topic)
+    schedules = topic_or_404(request, topic)
     old = _live_record(schedules, schedule_id) if schedule_id is not None else None
     form = ScheduleForm(request.POST or None, initial=ScheduleForm.initial_from(old))
     if old is not None:
@@ -70,16 +72,17 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
             data["headers"] = dict(wire.passed(wire.headers_of(old)))
         if keeps_payload:
             data["payload"] = old.value()
-        new_id = form.cleaned_data["id"]
+        key = old.key() if old is not None else form.cleaned_data["id"].encode()
         try:
-            write_schedule(request.user, schedules, new_id, data, edit=old is not None)
+            write_schedule(request.user, schedules, key, data, edit=old is not None)
         except Missing as exc:
             form.add_error(None, str(exc))
         except TargetNotAllowed as exc:
             form.add_error("target_topic", str(exc))
         else:
-            messages.success(request, f"scheduled {new_id}")
-            return redirect("console:schedules", topic=topic)
+            messages.success(request, f"scheduled {ref_of(key)}")
+            listed = reverse("console:schedules", args=[topic])
+            return redirect(f"{listed}?{registered.cluster_query(schedules)}")
     context = {
         "topic": schedules,
         "form": form,
@@ -113,7 +116,7 @@ SCHEDULE_ACTIONS = {
 def act(request: HttpRequest, topic: str, schedule_id: str, action: str) -> HttpResponse:
     do, done = SCHEDULE_ACTIONS[action]
     try:
-        do(request.user, topic_or_404(topic), schedule_id)
+        do(request.user, topic_or_404(request, topic), schedule_id)
     except Missing as exc:
         return flash(request, str(exc), ok=False, status=404)
     except TargetNotAllowed as exc:

@@ -15,6 +15,18 @@ def client_as(role: str | None, **kwargs) -> Client:
     return client
 
 
+def register_schedules(bootstrap_servers: str, topic: str) -> Client:
+    """A cluster and a schedules topic registered through the registry, as an
+    admin does it; returns the admin's client."""
+    admin = client_as("admin")
+    cluster = {"name": "main", "bootstrap_servers": bootstrap_servers}
+    assert admin.post("/registry/cluster/new", cluster).status_code == 302
+    cluster_id = str(admin.get("/registry/").context["clusters"][0].pk)
+    fields = {"cluster": cluster_id, "topic": topic, "group_id": f"{topic}-s", "partitions": 1}
+    assert admin.post("/registry/schedules/new", fields).status_code == 302
+    return admin
+
+
 @pytest.fixture
 def queue(registered: Queue):
     """The registered queue's configuration (the ``tracker`` fixture serves it)."""

@@ -9,7 +9,7 @@ from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
 from kmqadmin.console.services import clients
 from kmqadmin.console.services.schedules import write_schedule
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
-from tests.console.conftest import client_as
+from tests.console.conftest import client_as, register_schedules
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import poll_until, send
@@ -136,13 +136,7 @@ def test_admin_registers_a_queue_and_its_topics_are_created(kafka, topic: str) -
 
 
 def test_schedules_are_created_listed_edited_and_cancelled(kafka, topic: str) -> None:
-    admin = client_as("admin")
-    admin.post(
-        "/registry/cluster/new", {"name": "main", "bootstrap_servers": kafka.bootstrap_servers}
-    )
-    cluster_id = str(admin.get("/registry/").context["clusters"][0].pk)
-    fields = {"cluster": cluster_id, "topic": topic, "group_id": f"{topic}-s", "partitions": 1}
-    assert admin.post("/registry/schedules/new", fields).status_code == 302
+    register_schedules(kafka.bootstrap_servers, topic)
     assert ScheduleTopic.objects.filter(topic=topic).exists()
     operator = client_as("operator")
     new = {"id": "invoice-7", "at": "2999-01-01 10:00:00", "target_topic": "out", "value": "hi"}

@@ -11,7 +11,7 @@ from kmqadmin.kafka.config import producer_config
 from kmqadmin.kmq import QueueConfig, markers
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import wire
-from tests.console.conftest import client_as
+from tests.console.conftest import client_as, register_schedules
 from tests.console.test_live import connect, receive_until
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
@@ -98,13 +98,7 @@ def test_the_live_in_flight_view_shows_it(queue: QueueConfig, registered: Queue)
 
 
 def test_the_schedules_page_lists_it_as_skipped(kafka, topic: str) -> None:
-    admin = client_as("admin")
-    admin.post(
-        "/registry/cluster/new", {"name": "main", "bootstrap_servers": kafka.bootstrap_servers}
-    )
-    cluster_id = str(admin.get("/registry/").context["clusters"][0].pk)
-    fields = {"cluster": cluster_id, "topic": topic, "group_id": f"{topic}-s", "partitions": 1}
-    assert admin.post("/registry/schedules/new", fields).status_code == 302
+    admin = register_schedules(kafka.bootstrap_servers, topic)
     schedule = [(wire.EPOCH.encode(), b"4102444800"), (wire.TARGET_TOPIC.encode(), b"out")]
     good = RawRecord(b"hi", key=b"fine", headers=schedule)
     bad = RawRecord(POISON.value, key=POISON.key, headers=[*schedule, (b"\xff", b"x")])

@@ -16,6 +16,8 @@ from typing import Any
 
 import confluent_kafka
 
+from .masking import is_secret
+
 PRODUCER, CONSUMER = 0, 1
 _ERRSTR_SIZE = 512
 
@@ -65,8 +67,8 @@ def error_text(err: int) -> str:
 def conf(settings: Mapping[str, Any]) -> int:
     """A new rd_kafka_conf_t holding ``settings``; the caller owns it until
     rd_kafka_new succeeds with it. Booleans become "true"/"false" as in the
-    Python client; a setting librdkafka refuses raises, naming it (never its
-    value: it may be a secret)."""
+    Python client. A setting librdkafka refuses raises, naming it; its reason
+    quotes the value, so it is left out when the setting is a secret."""
     lib = library()
     handle = lib.rd_kafka_conf_new()
     errstr = ctypes.create_string_buffer(_ERRSTR_SIZE)
@@ -74,7 +76,8 @@ def conf(settings: Mapping[str, Any]) -> int:
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         if lib.rd_kafka_conf_set(handle, name.encode(), text.encode(), errstr, _ERRSTR_SIZE):
             lib.rd_kafka_conf_destroy(handle)
-            raise LibrdkafkaError(f"librdkafka setting {name}: {errstr.value.decode()}")
+            why = "refused" if is_secret(name) else errstr.value.decode(errors="replace")
+            raise LibrdkafkaError(f"librdkafka setting {name}: {why}")
     return handle
 
 

@@ -101,8 +101,8 @@ def read_headers(
     null value as None; RawReadError within about ``timeout_s`` otherwise.
     ``settings`` are the cluster's client settings (security included)."""
     where = f"{topic}/{partition}/{offset}"
-    if partition < 0 or offset < 0:
-        raise RawReadError(f"{where}: partition and offset must be 0 or more")
+    if not (0 <= partition < 1 << 31 and 0 <= offset < 1 << 63):
+        raise RawReadError(f"{where}: partition or offset out of Kafka's bounds")
     handle = conf({**client_config(bootstrap_servers, settings), **_READER})
     rk = client(CONSUMER, handle)
     try:

@@ -56,6 +56,9 @@ def test_the_callers_client_settings_are_applied(queue: QueueConfig) -> None:
         )
 
 
-def test_a_negative_coordinate_is_refused_before_any_client_is_made() -> None:
-    with pytest.raises(raw_record.RawReadError, match="0 or more"):
-        raw_record.read_headers("127.0.0.1:9", {}, "t", 0, -1)
+@pytest.mark.parametrize(("partition", "offset"), [(0, -1), (-1, 0), (1 << 31, 0), (0, 1 << 63)])
+def test_a_coordinate_out_of_bounds_is_refused_before_any_client_is_made(
+    partition: int, offset: int
+) -> None:
+    with pytest.raises(raw_record.RawReadError, match="out of Kafka's bounds"):
+        raw_record.read_headers("127.0.0.1:9", {}, "t", partition, offset)

@@ -49,6 +49,34 @@ def test_the_dlq_page_and_api_show_it_and_redrive_sends_it_back(
     assert back.headers() == [(h.MESSAGE_ID, f"{queue.dlq_topic}/0/{offset}".encode())]
 
 
+def test_the_dlq_page_shows_its_headers_in_hex_when_opened(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    [offset] = produce_raw(queue.bootstrap_servers, queue.dlq_topic, [POISON])
+    viewer = client_as("viewer")
+    fragment = f"/queues/{queue.topic}/dlq/0/{offset}/headers"
+
+    page = viewer.get(f"/queues/{queue.topic}/dlq/", {"partition": 0}).content.decode()
+    assert "data-letter-headers" in page and f'hx-get="{fragment}"' in page
+
+    opened = viewer.get(fragment)
+    assert opened.status_code == 200
+    assert "<code>ff</code> = <code>78</code>" in opened.content.decode()
+
+
+def test_a_letter_whose_headers_cannot_be_read_says_so(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    viewer = client_as("viewer")
+    [offset] = produce_raw(queue.bootstrap_servers, queue.dlq_topic, [POISON])
+
+    missing = viewer.get(f"/queues/{queue.topic}/dlq/0/{offset + 1}/headers")
+    assert missing.status_code == 200
+    assert "could not be read" in missing.content.decode()
+    past = viewer.get(f"/queues/{queue.topic}/dlq/0/{1 << 63}/headers")
+    assert past.status_code == 400
+
+
 def start_poison(queue: QueueConfig, poison: RawRecord = POISON) -> str:
     """The poison record on the queue, in flight: its kmq-id."""
     [offset] = produce_raw(queue.bootstrap_servers, queue.topic, [poison])

@@ -7,7 +7,8 @@ exactly what breaks ``Message.headers()`` (issue 17), so the tests that prove
 every service survives it need a producer below the Python API. This module
 calls the librdkafka that the confluent-kafka wheel bundles, through ctypes:
 ``rd_kafka_header_add`` takes the name with an explicit length, and
-``rd_kafka_produceva`` sends the record with those headers.
+``rd_kafka_produceva`` sends the record with those headers. The library and
+the client set-up are kmqadmin.kafka.librdkafka's, the one way to reach it.
 
 Test-only: nothing in kmqadmin/ may depend on it.
 """
@@ -15,23 +16,12 @@ Test-only: nothing in kmqadmin/ may depend on it.
 import ctypes
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import confluent_kafka
+from kmqadmin.kafka.librdkafka import PRODUCER, client, conf, error_text, library
 
-_PRODUCER = 0
-_CONF_OK = 0
 _MSG_F_COPY = 0x2
 _VTYPE_END, _VTYPE_TOPIC, _VTYPE_PARTITION = 0, 1, 3
 _VTYPE_VALUE, _VTYPE_KEY, _VTYPE_MSGFLAGS, _VTYPE_TIMESTAMP, _VTYPE_HEADERS = 4, 5, 7, 8, 10
-
-
-def _library_path() -> Path:
-    libs = Path(confluent_kafka.__file__).parent.parent / "confluent_kafka.libs"
-    found = sorted(libs.glob("librdkafka-*.so*"))
-    if not found:
-        raise RuntimeError(f"no bundled librdkafka under {libs}")
-    return found[0]
 
 
 class _Mem(ctypes.Structure):
@@ -77,26 +67,25 @@ _DeliveryCallback = ctypes.CFUNCTYPE(
 
 
 def _load() -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(_library_path()))
-    lib.rd_kafka_conf_new.restype = ctypes.c_void_p
-    lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
-    lib.rd_kafka_conf_set.argtypes += [ctypes.c_char_p, ctypes.c_size_t]
+    """The shared library, with the producer functions declared."""
+    lib = library()
+    lib.rd_kafka_conf_set_dr_msg_cb.restype = None
     lib.rd_kafka_conf_set_dr_msg_cb.argtypes = [ctypes.c_void_p, _DeliveryCallback]
-    lib.rd_kafka_new.restype = ctypes.c_void_p
-    lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.rd_kafka_headers_new.restype = ctypes.c_void_p
     lib.rd_kafka_headers_new.argtypes = [ctypes.c_size_t]
+    lib.rd_kafka_headers_destroy.restype = None
     lib.rd_kafka_headers_destroy.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_header_add.restype = ctypes.c_int
     lib.rd_kafka_header_add.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ssize_t]
     lib.rd_kafka_header_add.argtypes += [ctypes.c_char_p, ctypes.c_ssize_t]
     lib.rd_kafka_produceva.restype = ctypes.c_void_p
     lib.rd_kafka_produceva.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Vu), ctypes.c_size_t]
     lib.rd_kafka_error_string.restype = ctypes.c_char_p
     lib.rd_kafka_error_string.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_error_destroy.restype = None
     lib.rd_kafka_error_destroy.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_flush.restype = ctypes.c_int
     lib.rd_kafka_flush.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
-    lib.rd_kafka_err2str.restype = ctypes.c_char_p
     return lib
 
 
@@ -134,24 +123,16 @@ def produce_raw(bootstrap: str, topic: str, records: Iterable[RawRecord]) -> lis
             raise RuntimeError(f"raw produce to {topic}: {len(delivered)}/{sent} delivered")
     finally:
         _lib.rd_kafka_destroy(rk)
-    failed = [_lib.rd_kafka_err2str(err).decode() for err, _ in delivered if err]
+    failed = [error_text(err) for err, _ in delivered if err]
     if failed:
         raise RuntimeError(f"raw produce to {topic} failed: {failed}")
     return [offset for _, offset in delivered]
 
 
 def _producer(bootstrap: str, on_delivery: object) -> int:
-    errstr = ctypes.create_string_buffer(512)
-    conf = _lib.rd_kafka_conf_new()
-    settings = {"bootstrap.servers": bootstrap, "enable.idempotence": "true", "linger.ms": "5"}
-    for name, value in settings.items():
-        if _lib.rd_kafka_conf_set(conf, name.encode(), value.encode(), errstr, 512) != _CONF_OK:
-            raise RuntimeError(f"librdkafka conf {name}: {errstr.value.decode()}")
-    _lib.rd_kafka_conf_set_dr_msg_cb(conf, on_delivery)
-    rk = _lib.rd_kafka_new(_PRODUCER, conf, errstr, 512)
-    if not rk:
-        raise RuntimeError(f"rd_kafka_new: {errstr.value.decode()}")
-    return rk
+    handle = conf({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    _lib.rd_kafka_conf_set_dr_msg_cb(handle, on_delivery)
+    return client(PRODUCER, handle)
 
 
 def _send(rk: int, topic: str, record: RawRecord) -> None:

@@ -32,6 +32,11 @@ urlpatterns = [
         dead_letters.redrive,
         name="redrive",
     ),
+    path(
+        "queues/<str:topic>/dlq/<int:partition>/<int:offset>/headers",
+        dead_letters.letter_headers,
+        name="letter-headers",
+    ),
     re_path(rf"^schedules/{TOPIC}/$", schedules.upcoming, name="schedules"),
     re_path(rf"^schedules/{TOPIC}/new$", schedules.edit, name="new-schedule"),
     re_path(

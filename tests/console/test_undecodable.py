@@ -7,6 +7,7 @@ from asgiref.sync import async_to_sync
 from confluent_kafka import Producer
 
 from kmqadmin.console.models import Queue
+from kmqadmin.console.services import raw_headers
 from kmqadmin.kafka.config import producer_config
 from kmqadmin.kmq import QueueConfig, markers
 from kmqadmin.kmq import headers as h
@@ -48,9 +49,37 @@ def test_the_dlq_page_and_api_show_it_and_redrive_sends_it_back(
     assert back.headers() == [(h.MESSAGE_ID, f"{queue.dlq_topic}/0/{offset}".encode())]
 
 
-def start_poison(queue: QueueConfig) -> str:
+def test_the_dlq_page_shows_its_headers_in_hex_when_opened(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    [offset] = produce_raw(queue.bootstrap_servers, queue.dlq_topic, [POISON])
+    viewer = client_as("viewer")
+    fragment = f"/queues/{queue.topic}/dlq/0/{offset}/headers"
+
+    page = viewer.get(f"/queues/{queue.topic}/dlq/", {"partition": 0}).content.decode()
+    assert "data-letter-headers" in page and f'hx-get="{fragment}"' in page
+
+    opened = viewer.get(fragment)
+    assert opened.status_code == 200
+    assert "<code>ff</code> = <code>78</code>" in opened.content.decode()
+
+
+def test_a_letter_whose_headers_cannot_be_read_says_so(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    viewer = client_as("viewer")
+    [offset] = produce_raw(queue.bootstrap_servers, queue.dlq_topic, [POISON])
+
+    missing = viewer.get(f"/queues/{queue.topic}/dlq/0/{offset + 1}/headers")
+    assert missing.status_code == 200
+    assert "could not be read" in missing.content.decode()
+    past = viewer.get(f"/queues/{queue.topic}/dlq/0/{1 << 63}/headers")
+    assert past.status_code == 400
+
+
+def start_poison(queue: QueueConfig, poison: RawRecord = POISON) -> str:
     """The poison record on the queue, in flight: its kmq-id."""
-    [offset] = produce_raw(queue.bootstrap_servers, queue.topic, [POISON])
+    [offset] = produce_raw(queue.bootstrap_servers, queue.topic, [poison])
     producer = Producer(producer_config(queue.bootstrap_servers))
     producer.produce(
         queue.markers_topic, markers.start(600_000), markers.encode_key(0, offset), partition=0
@@ -78,6 +107,33 @@ def test_the_message_page_and_the_in_flight_api_show_it(
 
     [row] = wait_for(listed, 20, "the in-flight row")
     assert (row["id"], row["key"]) == (message_id, KEY_HEX)
+
+
+def test_the_message_page_shows_its_headers_in_hex(queue: QueueConfig, registered: Queue) -> None:
+    headers = [(b"\xff\xfe", b"\x00v"), (b"ok", None), (b"ok", b"")]
+    message_id = start_poison(queue, RawRecord(POISON.value, key=POISON.key, headers=headers))
+
+    page = client_as("viewer").get(f"/queues/{queue.topic}/messages/{message_id}")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "data-raw-headers" in text and "data-raw-headers-error" not in text
+    for name, value in ("fffe", "0076"), ("6f6b", "null"), ("6f6b", ""):
+        assert f"<code>{name}</code> = <code>{value}</code>" in text
+
+
+def test_the_message_page_answers_when_its_headers_cannot_be_read(
+    queue: QueueConfig, registered: Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message_id = start_poison(queue)
+    monkeypatch.setattr(raw_headers, "TIMEOUT_S", 0)  # the real read, given no time
+
+    page = client_as("viewer").get(f"/queues/{queue.topic}/messages/{message_id}")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "data-raw-headers-error" in text and "could not be read" in text
+    assert KEY_HEX in text  # the rest of the record is still shown
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

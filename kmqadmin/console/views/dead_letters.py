@@ -12,6 +12,7 @@ from ..services.jobs import redrive_letters, start
 from ..services.letters import letter_fields
 from ..services.letters import redrive as redrive_letter
 from ..services.missing import Missing
+from ..services.raw_headers import raw_headers
 from .flash import flash
 from .queues import queue_or_404
 from .tasks import started
@@ -43,6 +44,18 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "query": request.GET.copy(),
     }
     return render(request, "console/dead_letters.html", context)
+
+
+@viewer
+def letter_headers(request: HttpRequest, topic: str, partition: int, offset: int) -> HttpResponse:
+    """One undecodable letter's headers in hex, fetched when a person opens
+    them: reading raw costs a client each, too much for every row of a page."""
+    if partition > MAX_PARTITION or offset > MAX_OFFSET:
+        return HttpResponse(f"{partition}/{offset} is past Kafka's bounds", status=400)
+    queue = queue_or_404(request, topic)
+    config = queue.config()
+    raw = raw_headers(config, config.dlq_topic, partition, offset)
+    return render(request, "console/_raw_headers.html", {"raw": raw})
 
 
 @operator

@@ -15,6 +15,7 @@ from ..services import messages as queue_messages
 from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
+from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
 from .flash import flash
 from .tasks import started
@@ -78,10 +79,14 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     if story is None:
         raise Http404(f"no message {message_id} on {topic}")
     in_flight = clients.in_flight(queue.config()).find(message_id)
+    first = story.first
+    raw = None
+    if story.first_headers is None:  # undecodable: read them again as bytes
+        raw = raw_headers(queue.config(), first.topic(), first.partition(), first.offset())
     return render(
         request,
         "console/message.html",
-        {"queue": queue, "story": story, "in_flight": in_flight},
+        {"queue": queue, "story": story, "in_flight": in_flight, "raw": raw},
     )
 
 

@@ -44,6 +44,14 @@ class CheckedProducer:
             errors, self._errors = self._errors, []
             raise KafkaException(f"{len(errors)} records failed: {errors[0]}")
 
+    def close(self) -> None:
+        """Drops what is still queued (every caller has flushed, and been told
+        of what failed) and closes: a producer left to the garbage collector
+        lives on in a reference cycle (its delivery callback is a bound
+        method), reconnecting to a cluster that may be long gone."""
+        self._producer.purge()
+        self._producer.close()
+
     def _delivered(self, err: object, msg: object) -> None:
         if err is not None:
             self._errors.append(str(err))

@@ -40,6 +40,9 @@ class MarkerWriter:
         """To the DLQ now."""
         self._write(partition, offset, markers.reject(reason))
 
+    def close(self) -> None:
+        self._producer.close()
+
     def _write(self, partition: int, offset: int, value: bytes) -> None:
         """Written and acknowledged before it returns: the caller reports it done."""
         self._produce(partition, offset, value)

@@ -38,3 +38,6 @@ class QueueProducer:
     def flush(self, timeout: float = 30.0) -> None:
         """Waits for every send; raises if any failed, so none is lost silently."""
         self._producer.flush(timeout)
+
+    def close(self) -> None:
+        self._producer.close()

@@ -53,7 +53,10 @@ class ScheduleClient:
         self._producer.flush(timeout)
 
     def close(self) -> None:
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            self._producer.close()
 
     def __enter__(self) -> "ScheduleClient":
         return self

@@ -263,11 +263,14 @@ def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) ->
 def test_editing_or_deleting_a_queue_closes_its_kept_clients(registered: Queue) -> None:
     kept = clients.in_flight(registered.config())
     assert clients.in_flight(registered.config()) is kept  # kept between requests
+    producer = clients.producer(registered.config())
 
     registered.message_timeout_ms = 60_000
     registered.save()
     with pytest.raises(RuntimeError):  # closed: confluent-kafka refuses a closed consumer
         kept.refresh()
+    with pytest.raises(RuntimeError, match="closed"):  # and a closed producer
+        producer.send(b"late")
     fresh = clients.in_flight(registered.config())
     assert fresh is not kept and fresh.config.message_timeout_ms == 60_000
 

@@ -219,6 +219,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # axes says hello on every start and logs each login at INFO; its lockouts
+    # are warnings, and logins and failed logins are in the audit log.
+    "loggers": {"axes": {"level": "WARNING"}},
 }
 SPECTACULAR_SETTINGS |= {
     "SWAGGER_UI_DIST": f"/{STATIC_URL}vendor/swagger-ui",

@@ -54,4 +54,4 @@ def test_the_console_refuses_a_target_outside_the_list_and_flags_older_ones(
     assert listed.content.count(b"data-not-allowed") == 1
     fire = operator.post(f"{page}old/fire")
     assert fire.status_code == 400 and b"may not fire into anywhere" in fire.content
-    assert clients.upcoming(schedules.config()).get("old").allowed is False
+    assert clients.upcoming(schedules.config()).get(b"old").allowed is False

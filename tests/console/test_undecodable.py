@@ -57,7 +57,7 @@ def test_the_dlq_page_shows_its_headers_in_hex_when_opened(
     fragment = f"/queues/{queue.topic}/dlq/0/{offset}/headers"
 
     page = viewer.get(f"/queues/{queue.topic}/dlq/", {"partition": 0}).content.decode()
-    assert "data-letter-headers" in page and f'hx-get="{fragment}"' in page
+    assert "data-letter-headers" in page and f'hx-get="{fragment}?' in page
 
     opened = viewer.get(fragment)
     assert opened.status_code == 200

@@ -6,6 +6,7 @@ child processes until Ctrl-C, or until one of them dies.
 """
 
 import contextlib
+import os
 import secrets
 import threading
 import time
@@ -49,6 +50,11 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         if demo:
             call_command("kmq", "demo")
         username, password = ensure_login()
+        # It serves plain http on a developer's machine: cookies marked
+        # secure would not come back from every client there (Python's, or a
+        # browser reaching it by a name other than localhost). Behind TLS, set
+        # DJANGO_SECURE_COOKIES=1 (README, Production).
+        os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
         children = stack.enter_context(Children())
         for name, argv in commands(host, port, demo).items():
             children.spawn(name, argv)

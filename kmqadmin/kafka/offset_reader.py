@@ -92,5 +92,11 @@ class OffsetReader:
             position = self._consumer.position([tp])[0].offset
             if position > last:
                 return
+            # Offsets at or past the high watermark (from the last fetch) are
+            # not written: a marker naming one is hostile or names a topic
+            # since recreated. Absent, not waited for until the deadline.
+            _, high = self._consumer.get_watermark_offsets(tp, cached=True)
+            if 0 <= high <= position:
+                return
         unread = f"{tp.topic}/{tp.partition} offsets {tp.offset}..{last} unread"
         raise ReadTimeout(f"{unread} after {self.timeout} s", found)

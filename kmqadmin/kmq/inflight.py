@@ -155,6 +155,9 @@ class InFlightView:
         except markers.MarkerError:
             self.skipped += 1  # the tracker logs it with its coordinates
             return
+        if partition != record.partition() or offset < 0:
+            self.skipped += 1  # the tracker skips it too: it names no delivery of this partition
+            return
         entries = self._open.setdefault(partition, {})
         if kind is MarkerType.START:
             entries[offset] = markers.start_deadline(deadline, record.timestamp()[1])

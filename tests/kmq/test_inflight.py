@@ -2,6 +2,8 @@
 
 import dataclasses
 
+from confluent_kafka import Producer
+
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import (
     InFlightView,
@@ -9,6 +11,7 @@ from kmqadmin.kmq import (
     QueueClient,
     QueueConfig,
     RedeliveryTracker,
+    markers,
 )
 from kmqadmin.kmq import headers as h
 from tests.process import wait_for
@@ -92,5 +95,21 @@ def test_find_refuses_ids_of_other_queues_and_garbage(queue: QueueConfig) -> Non
         assert view.find("other-topic/0/1") is None
         assert view.find("no-slashes") is None
         assert view.find(f"{queue.topic}/x/1") is None
+    finally:
+        view.close()
+
+
+def test_markers_naming_no_delivery_of_their_partition_are_skipped(queue: QueueConfig) -> None:
+    """A START for another queue partition, or a negative offset, would have
+    every page read a record that cannot exist (a 10 s wait, then a 503)."""
+    producer = Producer({"bootstrap.servers": queue.bootstrap_servers})
+    for partition, offset in ((-(2**31) + 1, 5), (1, 5), (0, -7)):
+        key = markers.encode_key(partition, offset)
+        producer.produce(queue.markers_topic, markers.start(60_000), key, partition=0)
+    producer.flush(10)
+    view = InFlightView(queue)
+    try:
+        wait_for(lambda: view.refresh() or view.skipped == 3, 20, "the three skipped")
+        assert view.page() == []
     finally:
         view.close()

@@ -20,7 +20,7 @@ def test_run_serves_the_console_with_demo_queues_then_stops_everything(tmp_path)
         page = log_in(url, user, password)
         assert "<h1>Queues</h1>" in page
         assert 'href="/queues/orders/?cluster=' in page
-        assert 'href="/queues/emails/"' in page
+        assert 'href="/queues/emails/?cluster=' in page
         # demo traffic flows through the queue core: messages get start and end markers
         bootstrap = f"127.0.0.1:{kafka_port}"
         kinds = lambda: {r.value()[:1] for r in read_topic(bootstrap, "orders__markers", 3)}  # noqa: E731

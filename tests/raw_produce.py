@@ -17,7 +17,7 @@ import ctypes
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kmqadmin.kafka.librdkafka import PRODUCER, client, conf, error_text, library
+from kmqadmin.kafka.librdkafka import PRODUCER, Message, client, conf, error_text, library
 
 _MSG_F_COPY = 0x2
 _VTYPE_END, _VTYPE_TOPIC, _VTYPE_PARTITION = 0, 1, 3
@@ -46,23 +46,8 @@ class _Vu(ctypes.Structure):
     _fields_ = [("vtype", ctypes.c_int), ("u", _Value)]
 
 
-class _DeliveredMessage(ctypes.Structure):
-    """The head of rd_kafka_message_t, as far as the delivery report needs it."""
-
-    _fields_ = [
-        ("err", ctypes.c_int),
-        ("rkt", ctypes.c_void_p),
-        ("partition", ctypes.c_int32),
-        ("payload", ctypes.c_void_p),
-        ("len", ctypes.c_size_t),
-        ("key", ctypes.c_void_p),
-        ("key_len", ctypes.c_size_t),
-        ("offset", ctypes.c_int64),
-    ]
-
-
 _DeliveryCallback = ctypes.CFUNCTYPE(
-    None, ctypes.c_void_p, ctypes.POINTER(_DeliveredMessage), ctypes.c_void_p
+    None, ctypes.c_void_p, ctypes.POINTER(Message), ctypes.c_void_p
 )
 
 
@@ -110,7 +95,7 @@ def produce_raw(bootstrap: str, topic: str, records: Iterable[RawRecord]) -> lis
     delivered: list[tuple[int, int]] = []
 
     @_DeliveryCallback
-    def on_delivery(_rk: int, message: ctypes.POINTER(_DeliveredMessage), _opaque: int) -> None:
+    def on_delivery(_rk: int, message: ctypes.POINTER(Message), _opaque: int) -> None:
         delivered.append((message.contents.err, message.contents.offset))
 
     rk = _producer(bootstrap, on_delivery)

@@ -26,6 +26,22 @@ class LibrdkafkaError(RuntimeError):
     """A librdkafka call failed; the message says which and why."""
 
 
+class Message(ctypes.Structure):
+    """rd_kafka_message_t exactly as rdkafka.h declares it."""
+
+    _fields_ = [
+        ("err", ctypes.c_int),
+        ("rkt", ctypes.c_void_p),
+        ("partition", ctypes.c_int32),
+        ("payload", ctypes.c_void_p),
+        ("len", ctypes.c_size_t),
+        ("key", ctypes.c_void_p),
+        ("key_len", ctypes.c_size_t),
+        ("offset", ctypes.c_int64),
+        ("_private", ctypes.c_void_p),
+    ]
+
+
 def library_path() -> Path:
     libs = Path(confluent_kafka.__file__).parent.parent / "confluent_kafka.libs"
     found = sorted(libs.glob("librdkafka-*.so*"))

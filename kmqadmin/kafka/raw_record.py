@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .config import client_config
-from .librdkafka import CONSUMER, LibrdkafkaError, client, conf, error_text, library
+from .librdkafka import CONSUMER, LibrdkafkaError, Message, client, conf, error_text, library
 
 RawHeaders = list[tuple[bytes, bytes | None]]
 
@@ -40,22 +40,6 @@ class RawReadError(LibrdkafkaError):
     """The record could not be read raw: absent, unreachable, too slow."""
 
 
-class _Message(ctypes.Structure):
-    """rd_kafka_message_t exactly as rdkafka.h declares it."""
-
-    _fields_ = [
-        ("err", ctypes.c_int),
-        ("rkt", ctypes.c_void_p),
-        ("partition", ctypes.c_int32),
-        ("payload", ctypes.c_void_p),
-        ("len", ctypes.c_size_t),
-        ("key", ctypes.c_void_p),
-        ("key_len", ctypes.c_size_t),
-        ("offset", ctypes.c_int64),
-        ("_private", ctypes.c_void_p),
-    ]
-
-
 def _declared() -> ctypes.CDLL:
     lib = library()
     pointer, out_pointer = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
@@ -68,9 +52,9 @@ def _declared() -> ctypes.CDLL:
         ),
         "rd_kafka_topic_partition_list_destroy": (None, [pointer]),
         "rd_kafka_assign": (ctypes.c_int, [pointer, pointer]),
-        "rd_kafka_consumer_poll": (ctypes.POINTER(_Message), [pointer, ctypes.c_int]),
-        "rd_kafka_message_destroy": (None, [ctypes.POINTER(_Message)]),
-        "rd_kafka_message_headers": (ctypes.c_int, [ctypes.POINTER(_Message), out_pointer]),
+        "rd_kafka_consumer_poll": (ctypes.POINTER(Message), [pointer, ctypes.c_int]),
+        "rd_kafka_message_destroy": (None, [ctypes.POINTER(Message)]),
+        "rd_kafka_message_headers": (ctypes.c_int, [ctypes.POINTER(Message), out_pointer]),
         "rd_kafka_header_cnt": (ctypes.c_size_t, [pointer]),
         "rd_kafka_header_get_all": (
             ctypes.c_int,
@@ -128,7 +112,7 @@ def _assign(rk: int, topic: str, partition: int, offset: int, where: str) -> Non
         _lib.rd_kafka_topic_partition_list_destroy(partitions)
 
 
-def _poll(rk: int, deadline: float, where: str) -> "ctypes._Pointer[_Message]":
+def _poll(rk: int, deadline: float, where: str) -> "ctypes._Pointer[Message]":
     while (left := deadline - time.monotonic()) > 0:
         message = _lib.rd_kafka_consumer_poll(rk, max(1, int(left * 1000)))
         if message:
@@ -136,7 +120,7 @@ def _poll(rk: int, deadline: float, where: str) -> "ctypes._Pointer[_Message]":
     raise RawReadError(f"{where}: no answer from the cluster in time")
 
 
-def _headers(message: "ctypes._Pointer[_Message]", offset: int, where: str) -> RawHeaders:
+def _headers(message: "ctypes._Pointer[Message]", offset: int, where: str) -> RawHeaders:
     found = message.contents
     if found.err == _ERR_PARTITION_EOF:
         raise RawReadError(f"{where}: no record there (the partition ends at {found.offset})")

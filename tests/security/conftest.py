@@ -3,7 +3,6 @@ client certificates required), for these tests only: the rest of the suite
 never waits for it."""
 
 import gc
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,8 +26,6 @@ class SecureKafka:
 
 @pytest.fixture(scope="session")
 def secure_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
-    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        pytest.skip("the SASL_SSL tests start their own embedded broker")
     certificates = make_certificates(tmp_path_factory.mktemp("certs"))
     listener = SaslSslListener(
         keystore=certificates.broker_keystore,

@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from .bounds import MAX_OFFSET, MAX_PARTITION
 from .config import client_config
 from .librdkafka import CONSUMER, LibrdkafkaError, Message, client, conf, error_text, library
 
@@ -85,7 +86,7 @@ def read_headers(
     null value as None; RawReadError within about ``timeout_s`` otherwise.
     ``settings`` are the cluster's client settings (security included)."""
     where = f"{topic}/{partition}/{offset}"
-    if not (0 <= partition < 1 << 31 and 0 <= offset < 1 << 63):
+    if not (0 <= partition <= MAX_PARTITION and 0 <= offset <= MAX_OFFSET):
         raise RawReadError(f"{where}: partition or offset out of Kafka's bounds")
     handle = conf({**client_config(bootstrap_servers, settings), **_READER})
     rk = client(CONSUMER, handle)

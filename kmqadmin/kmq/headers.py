@@ -5,6 +5,7 @@ import struct
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.bounds import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.kafka.record import UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
 
@@ -73,10 +74,6 @@ def retry_schedule_id(message_id: bytes, redelivery: int) -> bytes:
     writes the same schedule again instead of a second one."""
     return b"kmq-retry/%s/%d" % (message_id, redelivery)
 
-
-# Kafka's own bounds: a partition is an int32, an offset an int64.
-MAX_PARTITION = 2**31 - 1
-MAX_OFFSET = 2**63 - 1
 
 _SEP = re.escape(MESSAGE_ID_SEPARATOR)
 _NUMBER = "0|[1-9][0-9]{0,18}"  # no sign, no leading zero: one spelling per id

@@ -104,6 +104,12 @@ class Queue(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="queues")
     topic = models.CharField(max_length=names.MAX_TOPIC_LENGTH, validators=[queue_topic_name])
     group_id = models.CharField(max_length=255)
+    backend = models.CharField(
+        max_length=5,
+        choices=[("kmq", "kmq markers and tracker"), ("share", "Kafka share group (KIP-932)")],
+        default="kmq",
+        help_text="Who tracks deliveries; not switchable while messages are in flight.",
+    )
     partitions = models.PositiveSmallIntegerField(
         default=6,
         validators=[MinValueValidator(1)],
@@ -180,6 +186,7 @@ class Queue(models.Model):
             max_redeliveries=self.max_redeliveries,
             backoff=self.backoff,
             kafka_config=self.cluster.kafka_config(),
+            backend=self.backend,
         )
 
 

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kmqadmin.kafka.masking import masked
 from kmqadmin.kafka.topics import ensure_topics
@@ -12,6 +12,13 @@ from kmqadmin.scheduler.config import SchedulerConfig
 from . import markers, names
 from .backoff import Backoff
 
+Backend = Literal["kmq", "share"]
+# "kmq": start/end markers and a redelivery tracker, any Kafka version.
+# "share": a KIP-932 share group on the queue topic; the broker tracks deliveries.
+BACKENDS: tuple[Backend, ...] = ("kmq", "share")
+# A week of per-minute counts is what the console charts; older ones go.
+COUNTS_TOPIC_CONFIG = {"retention.ms": str(7 * 24 * 3600 * 1000)}
+
 
 @dataclass(frozen=True)
 class QueueConfig:
@@ -20,7 +27,9 @@ class QueueConfig:
     ``markers_topic``, ``dlq_topic`` and ``tracker_group_id`` default to kmq's
     names derived from ``topic`` and ``group_id``. With a ``backoff``, copies
     are delayed through a scheduler on ``schedules_topic``; run one with
-    ``scheduler_config()``.
+    ``scheduler_config()``. ``backend`` picks who tracks deliveries: our
+    markers and tracker ("kmq") or the broker's share group ("share"; no
+    markers topic, no tracker; clients publish counts on ``counts_topic``).
     """
 
     bootstrap_servers: str
@@ -34,6 +43,8 @@ class QueueConfig:
     backoff: Backoff | None = None
     schedules_topic: str = ""
     kafka_config: Mapping[str, Any] = field(default_factory=dict)
+    backend: Backend = "kmq"
+    counts_topic: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kafka_config", masked(self.kafka_config))  # repr is logged
@@ -42,6 +53,7 @@ class QueueConfig:
             "dlq_topic": names.dlq_topic(self.topic),
             "tracker_group_id": f"{self.group_id}__tracker",
             "schedules_topic": names.schedules_topic(self.topic),
+            "counts_topic": names.counts_topic(self.topic),
         }
         if isinstance(self.backoff, Mapping):  # from JSON or a settings file
             object.__setattr__(self, "backoff", Backoff(**self.backoff))
@@ -54,21 +66,31 @@ class QueueConfig:
             )
         if self.max_redeliveries < 0:
             raise ValueError("max_redeliveries must be zero or more")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
 
     def ensure_topics(self, partitions: int = 6) -> list[str]:
-        """Creates the queue, markers and DLQ topics that are missing.
+        """Creates the queue's topics that are missing; returns the names created.
 
-        Markers get the queue's partition count: markers for queue partition
-        p live on markers partition p. With a backoff, the compacted schedules
-        topic too. Returns the names created.
+        kmq: queue, markers and DLQ; markers get the queue's partition count
+        (markers for queue partition p live on markers partition p). share:
+        queue, DLQ and the one-partition counts topic. With a backoff, the
+        compacted schedules topic too.
         """
-        topics = dict.fromkeys([self.topic, self.markers_topic, self.dlq_topic], partitions)
+        topics = dict.fromkeys([self.topic, self.dlq_topic], partitions)
+        if self.backend == "kmq":
+            topics[self.markers_topic] = partitions
+        else:
+            topics[self.counts_topic] = 1
         if self.backoff is not None:
             topics[self.schedules_topic] = partitions
         return ensure_topics(
             self.bootstrap_servers,
             topics,
-            configs={self.schedules_topic: SCHEDULES_TOPIC_CONFIG},
+            configs={
+                self.schedules_topic: SCHEDULES_TOPIC_CONFIG,
+                self.counts_topic: COUNTS_TOPIC_CONFIG,
+            },
             extra=self.kafka_config,
         )
 

@@ -27,9 +27,15 @@ def schedules_topic(topic: str) -> str:
     return f"{topic}__schedules"
 
 
+def counts_topic(topic: str) -> str:
+    """Where share-backend clients publish their per-minute acknowledgement
+    counts: the broker keeps none a console could read."""
+    return f"{topic}__counts"
+
+
 # The names a queue topic lends its companions: each must be legal too, or the
 # queue registers fine and its topics can never be created.
-COMPANIONS = (markers_topic, dlq_topic, schedules_topic)
+COMPANIONS = (markers_topic, dlq_topic, schedules_topic, counts_topic)
 
 
 def check_topic(name: str, *, queue: bool = False) -> str:

@@ -17,7 +17,6 @@ under a transactional scheduler's lateness on this broker.
 import argparse
 import multiprocessing
 import random
-import statistics
 import sys
 import time
 import uuid
@@ -28,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench.common import read_topic, report, rss_bytes
+from bench.common import quantiles, read_topic, report, rss_bytes
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
@@ -70,14 +69,6 @@ def lateness_ms(config: SchedulerConfig, target: str, deadlines: list[int]) -> l
         sid = int(dict(record.headers())[wire.FIRED_KEY][1:])
         late.append(record.timestamp()[1] - deadlines[sid])
     return sorted(late)
-
-
-def quantiles(ms: list[float]) -> dict:
-    """p50 and p99 of sorted milliseconds, one convention for every figure here."""
-    return {
-        "p50_ms": round(statistics.median(ms), 1),
-        "p99_ms": round(ms[int(len(ms) * 0.99) - 1], 1),
-    }
 
 
 def summary(late: list[int]) -> dict:

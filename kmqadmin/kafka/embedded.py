@@ -48,6 +48,12 @@ _SINGLE_NODE = {
     "share.coordinator.state.topic.replication.factor": 1,
     "share.coordinator.state.topic.min.isr": 1,
     "share.coordinator.state.topic.num.partitions": 3,
+    # Kafka's floor is 15 s; a queue on the embedded broker may time out sooner.
+    "group.share.min.record.lock.duration.ms": 1000,
+    # A new share consumer gets its assignment on its second heartbeat: 1 s
+    # after it joins rather than Kafka's 5 s.
+    "group.share.min.heartbeat.interval.ms": 1000,
+    "group.share.heartbeat.interval.ms": 1000,
     "group.initial.rebalance.delay.ms": 0,
     "num.partitions": 1,
     "default.replication.factor": 1,

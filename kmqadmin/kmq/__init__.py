@@ -13,6 +13,7 @@ from .lifecycle import Lifecycle, LifecycleFinder
 from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
 from .producer import QueueProducer
+from .share_client import NoRenew, ShareQueueClient, UnsettledMessages
 from .stats import TrackerStats
 from .tracker import RedeliveryTracker
 
@@ -26,11 +27,14 @@ __all__ = [
     "LifecycleFinder",
     "MarkerWriter",
     "Message",
+    "NoRenew",
     "QueueClient",
     "QueueConfig",
     "QueueGauges",
     "QueueProducer",
     "RedeliveryTracker",
+    "ShareQueueClient",
     "TimestampType",
     "TrackerStats",
+    "UnsettledMessages",
 ]

@@ -10,7 +10,9 @@ A crash after 4 leaves start markers with no end: the tracker redelivers.
 """
 
 import logging
+from collections.abc import Iterable
 from types import TracebackType
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
@@ -32,6 +34,17 @@ _REJECT_UNDECODABLE = markers.reject(UNDECODABLE)
 
 
 class QueueClient:
+    """Per-message acknowledgement on the kmq backend; for a queue whose
+    ``backend`` is "share", QueueClient(config) is a ShareQueueClient, which
+    has the same names (share_client)."""
+
+    def __new__(cls, config: QueueConfig) -> Any:
+        if config.backend == "share":
+            from .share_client import ShareQueueClient  # the share backend imports this module
+
+            return ShareQueueClient(config)
+        return super().__new__(cls)
+
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
         self._consumer = Consumer(
@@ -86,7 +99,7 @@ class QueueClient:
                 continue
             count = self._delivery_count(record, record_headers) if record_headers else 1
             messages.append(Message(record, count, marker_key, partition))
-        self._produce_starts(starts)
+        self._produce_markers(starts, "start")
         self._await_markers()
         if commits:
             self._consumer.commit(
@@ -112,6 +125,16 @@ class QueueClient:
     def extend(self, message: Message, ms: int) -> None:
         """Keep it longer: the deadline becomes now + ``ms`` (SQS's visibility)."""
         self._marker(message, markers.extend(now_ms() + ms))
+
+    def ack_all(self, messages: Iterable[Message]) -> None:
+        """ack() for a whole batch: one produce_batch call per partition."""
+        self._markers_all(messages, markers.END, "end")
+
+    def release_all(self, messages: Iterable[Message]) -> None:
+        self._markers_all(messages, markers.REDELIVER_NOW, "release")
+
+    def reject_all(self, messages: Iterable[Message], reason: str = "") -> None:
+        self._markers_all(messages, markers.reject(reason), "reject")
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until every marker written so far is on the broker."""
@@ -141,12 +164,20 @@ class QueueClient:
             self.config.markers_topic, value, message.marker_key, message.partition
         )
 
-    def _produce_starts(self, starts: dict[int, list[dict]]) -> None:
-        for partition, batch in starts.items():
+    def _markers_all(self, messages: Iterable[Message], value: bytes, what: str) -> None:
+        batches: dict[int, list[dict]] = {}
+        for message in messages:
+            batches.setdefault(message.partition, []).append(
+                {"value": value, "key": message.marker_key}
+            )
+        self._produce_markers(batches, what)
+
+    def _produce_markers(self, batches: dict[int, list[dict]], what: str) -> None:
+        for partition, batch in batches.items():
             queued = self._producer.produce_batch(self.config.markers_topic, batch, partition)
             if queued != len(batch):
                 failed = next(m["_error"] for m in batch if "_error" in m)
-                raise KafkaException(f"start markers not queued ({failed}); nothing committed")
+                raise KafkaException(f"{what} markers not queued ({failed})")
 
     def _await_markers(self, timeout: float = 30.0) -> None:
         remaining = self._producer.flush(timeout)

@@ -1,16 +1,22 @@
 """What a due message becomes: a redelivered copy, or a dead letter."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.scheduler import wire
 
 from . import headers
+from .config import QueueConfig
 from .headers import Headers
+
+DeliveryCallback = Callable[[KafkaError | None, KafkaMessage], None]
 
 MAX_REDELIVERIES = "max-redeliveries"
 REJECTED = "rejected"
@@ -48,12 +54,34 @@ def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None)
         return _dead(record, original, stable_id, REJECTED, rejected)
     if count >= max_redeliveries:
         return _dead(record, original, stable_id, MAX_REDELIVERIES, "")
+    return _copy(record, original, stable_id, count + 1)
+
+
+def retry_copy(record: KafkaMessage, redelivery: int) -> Outgoing:
+    """The copy that is redelivery number ``redelivery`` of a record whose
+    headers decode (the share backend counts deliveries itself)."""
+    original = read_headers(record) or []
+    stable_id = headers.stable_id(original, record.topic(), record.partition(), record.offset())
+    return _copy(record, original, stable_id, redelivery)
+
+
+def dead_letter(record: KafkaMessage, reason: str, detail: str = "") -> Outgoing:
+    """The DLQ record for ``record`` with ``reason``, whatever its headers."""
+    try:
+        original = read_headers(record) or []
+    except UndecodableRecord as exc:
+        return _undecodable(exc)
+    stable_id = headers.stable_id(original, record.topic(), record.partition(), record.offset())
+    return _dead(record, original, stable_id, reason, detail)
+
+
+def _copy(record: KafkaMessage, original: Headers, stable_id: bytes, redelivery: int) -> Outgoing:
     updates = {
-        headers.REDELIVERY_COUNT: headers.encode_count(count + 1),
+        headers.REDELIVERY_COUNT: headers.encode_count(redelivery),
         headers.MESSAGE_ID: stable_id,
     }
     return Outgoing(
-        False, record.key(), record.value(), headers.replace(original, updates), 0, count + 1
+        False, record.key(), record.value(), headers.replace(original, updates), 0, redelivery
     )
 
 
@@ -83,6 +111,26 @@ def _undecodable(exc: UndecodableRecord) -> Outgoing:
         (headers.DLQ_DETAIL, str(exc).encode()),
     ]
     return Outgoing(True, exc.key, exc.value, dlq_headers, exc.timestamp, 0, undecodable=True)
+
+
+def schedule_copy(
+    producer: Producer, config: QueueConfig, out: Outgoing, **delivery: DeliveryCallback
+) -> None:
+    """A copy that waits its backoff: a schedule on the queue's schedules
+    topic, which the queue's scheduler delivers back to the queue when due.
+    Only for a copy with a value (a null one would be a tombstone).
+    ``delivery``: an ``on_delivery`` callback, for a caller that must know."""
+    assert config.backoff is not None and out.value is not None
+    message_id = headers.find(out.headers, headers.MESSAGE_ID) or b""
+    producer.produce(
+        config.schedules_topic,
+        key=headers.retry_schedule_id(message_id, out.redelivery),
+        value=out.value,
+        headers=wire.schedule_headers(
+            now_ms() + config.backoff.delay_ms(out.redelivery), config.topic, out.key, out.headers
+        ),
+        **delivery,
+    )
 
 
 def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMessage]) -> None:

@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import Producer, TopicPartition
 
-from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
-from kmqadmin.scheduler import wire
 
-from . import headers, markers
+from . import markers
 from .config import QueueConfig
-from .copies import Outgoing, next_copy
+from .copies import Outgoing, next_copy, schedule_copy
 from .tracked_partition import TrackedPartition
 
 log = logging.getLogger(__name__)
@@ -139,15 +137,4 @@ class Redeliverer:
                 config.topic, key=out.key, value=out.value, headers=out.headers, partition=partition
             )
             return
-        message_id = headers.find(out.headers, headers.MESSAGE_ID) or b""
-        producer.produce(
-            config.schedules_topic,
-            key=headers.retry_schedule_id(message_id, out.redelivery),
-            value=out.value,
-            headers=wire.schedule_headers(
-                now_ms() + config.backoff.delay_ms(out.redelivery),
-                config.topic,
-                out.key,
-                out.headers,
-            ),
-        )
+        schedule_copy(producer, config, out)

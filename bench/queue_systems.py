@@ -12,10 +12,17 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, ShareConsumer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    IllegalStateException,
+    KafkaError,
+    KafkaException,
+    ShareConsumer,
+    TopicPartition,
+)
 
 from kmqadmin.kafka.config import client_config, consumer_config
-from kmqadmin.kmq import QueueClient, QueueConfig
+from kmqadmin.kmq import QueueClient, QueueConfig, UnsettledMessages, share_group
 
 # What bench/queues.py calls each variant; "each" and "batch" name how a
 # batch is acknowledged: a call per message, or one ack_all.
@@ -36,11 +43,12 @@ class Target:
     queue: QueueConfig | None = None
 
 
-class System(Protocol):
-    # True when every record of a poll must be acknowledged before the next
-    # poll (the share consumer's explicit mode): a held record stops it.
-    holds_poll: bool
+class MustSettle(Exception):
+    """A share group hands a member its next batch only once every record of
+    the previous one is settled: a held record stops the member's polls."""
 
+
+class System(Protocol):
     def poll(self, max_messages: int, timeout: float) -> list[Any]: ...
 
     def ack(self, done: list[Any], held: list[Any]) -> list[Any]: ...
@@ -54,8 +62,6 @@ class System(Protocol):
 
 class PlainGroup:
     """A consumer group committing per batch: the baseline any queue is held to."""
-
-    holds_poll = False
 
     def __init__(self, target: Target) -> None:
         self._consumer = Consumer(consumer_config(target.bootstrap_servers, target.group_id))
@@ -103,15 +109,16 @@ class PlainGroup:
 class QueueBackend:
     """Our QueueClient, on either backend; acks a call per message or one ack_all."""
 
-    holds_poll = False
-
     def __init__(self, target: Target, batch_acks: bool) -> None:
         assert target.queue is not None
         self._client = QueueClient(target.queue)
         self._batch_acks = batch_acks
 
     def poll(self, max_messages: int, timeout: float) -> list[Any]:
-        return self._client.poll(max_messages, timeout)
+        try:
+            return self._client.poll(max_messages, timeout)
+        except UnsettledMessages:
+            raise MustSettle from None
 
     def ack(self, done: list[Any], held: list[Any]) -> list[Any]:
         if self._batch_acks:
@@ -135,9 +142,10 @@ class QueueBackend:
 class BareShareConsumer:
     """confluent-kafka's ShareConsumer in explicit mode: acknowledge each, commit per poll."""
 
-    holds_poll = True
-
     def __init__(self, target: Target) -> None:
+        # The group as our share backend sets it: from the earliest offset,
+        # committed records only, the same lock duration.
+        share_group.configure(QueueConfig(target.bootstrap_servers, target.topic, target.group_id))
         config = client_config(target.bootstrap_servers)
         config.update({"group.id": target.group_id, "share.acknowledgement.mode": "explicit"})
         self._consumer = ShareConsumer(config)
@@ -145,7 +153,10 @@ class BareShareConsumer:
 
     def poll(self, max_messages: int, timeout: float) -> list[Any]:
         # librdkafka's share consumer returns what one fetch brought: no count to ask for.
-        return [r for r in self._consumer.poll(timeout) if r.error() is None]
+        try:
+            return [r for r in self._consumer.poll(timeout) if r.error() is None]
+        except IllegalStateException:
+            raise MustSettle from None
 
     def ack(self, done: list[Any], held: list[Any]) -> list[Any]:
         acknowledge = self._consumer.acknowledge

@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.queue_systems import System, Target, open_system
+from bench.queue_systems import MustSettle, System, Target, open_system
 
 UNBOUNDED = 2**62
 
@@ -80,13 +80,17 @@ def _loop(index: int, job: Job, shared: Shared, system: System) -> Result:
                 result.latencies_ms.extend(now_ms - system.created_ms(r) for r in acked)
 
     while not shared.done():
-        if held and system.holds_poll:  # may not poll again until every record is acked
-            time.sleep(max(0.0, max(entry[0] for entry in held) - time.monotonic()))
         now = time.monotonic()
         if due := _pop_due(held, now):
             acknowledge(due)
         timeout = min(job.poll_timeout, max(0.0, held[0][0] - now)) if held else job.poll_timeout
-        records = system.poll(job.batch, timeout)
+        try:
+            records = system.poll(job.batch, timeout)
+        except MustSettle:
+            if not held:
+                raise
+            time.sleep(max(0.0, max(entry[0] for entry in held) - time.monotonic()))
+            continue
         if job.slow_every and shared.measuring.value:
             done = []
             for record in records:

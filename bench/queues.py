@@ -31,7 +31,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import ConsumerGroupState, Producer
-from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from bench.common import quantiles, report
 from bench.kmq_throughput import fill, io_floor_consume
@@ -53,10 +52,6 @@ from kmqadmin.kmq import QueueConfig, RedeliveryTracker
 CONSUMERS = (1, 4)
 PARTITIONS = (4, 1)
 SIZES = (100, 1000)
-SHARE_GROUP_CONFIGS = {
-    "share.auto.offset.reset": "earliest",
-    "share.isolation.level": "read_committed",
-}
 JOIN_TIMEOUT_S = 60
 SETTINGS = ("messages", "batch", "poll_timeout", "latency_s", "slow_every", "slow_ms")
 
@@ -105,15 +100,12 @@ class Bench:
         group = f"{name}-g"
         if system in (PLAIN, SHARE_CONSUMER):
             ensure_topics(self.bootstrap, {name: partitions})
-            if system == SHARE_CONSUMER:
-                self._configure_share_group(group)
             yield Target(self.bootstrap, name, group)
             return
         backend = "kmq" if system in (KMQ_EACH, KMQ_BATCH) else "share"
         config = QueueConfig(self.bootstrap, name, group, backend=backend)
         config.ensure_topics(partitions=partitions)
         if backend == "share":
-            self._configure_share_group(group)
             yield Target(self.bootstrap, name, group, config)
             return
         tracker = RedeliveryTracker(config)
@@ -122,15 +114,6 @@ class Bench:
             yield Target(self.bootstrap, name, group, config)
         finally:
             tracker.stop()
-
-    def _configure_share_group(self, group: str) -> None:
-        entries = [
-            ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
-            for k, v in SHARE_GROUP_CONFIGS.items()
-        ]
-        resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
-        for future in self.admin.incremental_alter_configs([resource]).values():
-            future.result(10)
 
     def join(self, jobs: list[Job], partitions: int) -> int:
         """Starts ``jobs`` and writes warm-up records until every consumer has

@@ -1,0 +1,54 @@
+"""bench/queues.py --quick on the session's broker: every system in every
+section, with figures a working run gives, so the benchmark cannot rot."""
+
+import json
+import subprocess
+import sys
+
+from tests.process import ROOT, env
+
+SYSTEMS = {"plain_group", "kmq_each", "kmq_batch", "share_each", "share_batch", "share_consumer"}
+SHAPES = {"4p_100B_1c", "4p_100B_4c"}  # --quick: one topic and record size, 1 and 4 consumers
+
+
+def test_quick_run_reports_every_system(kafka) -> None:
+    done = subprocess.run(
+        [sys.executable, "bench/queues.py", "--quick"],
+        cwd=ROOT,
+        env=env(KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers),
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)["queues"]
+    settings = report["settings"]
+
+    rows = report["throughput"]
+    assert {f"{r['partitions']}p_{r['size']}B_{r['consumers']}c" for r in rows} == SHAPES
+    for row in rows:
+        assert set(row["msgs_per_s"]) == SYSTEMS
+        assert all(rate > 0 for rate in row["msgs_per_s"].values()), row
+
+    ratios = report["ratios"]
+    assert set(ratios["share_vs_share_consumer"]) == SHAPES
+    for pair in ratios["share_vs_share_consumer"].values():
+        assert set(pair) == {"share_each", "share_batch"} and all(r > 0 for r in pair.values())
+    assert set(ratios["kmq_vs_share_consumer_one_consumer_per_partition"]) == {"4p_100B_4c"}
+    assert ratios["kmq_io_floor_msgs_per_s"] > 0
+    assert set(ratios["kmq_vs_io_floor"]) == {"kmq_each", "kmq_batch"}
+
+    latency = report["latency"]
+    rate = latency["msgs_per_s"]
+    assert rate == round(min(rows[0]["msgs_per_s"].values()) / 2)
+    sent = round(rate * settings["latency_s"])
+    hol = report["head_of_line"]
+    assert hol["latency_at_msgs_per_s"] == rate
+    for figures in [*latency["systems"].values(), *hol["systems"].values()]:
+        # Each record produced in the measured phase acknowledged once, no more.
+        assert figures["messages"] == sent, figures
+        assert 0 < figures["p50_ms"] <= figures["p99_ms"], figures
+    assert set(latency["systems"]) == set(hol["systems"]) == SYSTEMS
+    assert all(f["msgs_per_s"] > 0 for f in hol["systems"].values())
+    # A plain group cannot commit past a slow record: most wait on one.
+    assert hol["systems"]["plain_group"]["p50_ms"] > settings["slow_ms"] / 4

@@ -95,25 +95,35 @@ class Bench:
     @contextmanager
     def target(self, system: str, partitions: int) -> Iterator[Target]:
         """A fresh topic and group for ``system``; for ours, the queue's topics
-        too, and for kmq its tracker, running for the length of the run."""
+        too, and for kmq its tracker, running for the length of the run. The
+        topics are deleted after it: a full run writes gigabytes."""
         name = f"bench-{uuid.uuid4().hex[:8]}"
         group = f"{name}-g"
         if system in (PLAIN, SHARE_CONSUMER):
             ensure_topics(self.bootstrap, {name: partitions})
-            yield Target(self.bootstrap, name, group)
+            with self._deleting([name]):
+                yield Target(self.bootstrap, name, group)
             return
         backend = "kmq" if system in (KMQ_EACH, KMQ_BATCH) else "share"
         config = QueueConfig(self.bootstrap, name, group, backend=backend)
-        config.ensure_topics(partitions=partitions)
-        if backend == "share":
-            yield Target(self.bootstrap, name, group, config)
-            return
-        tracker = RedeliveryTracker(config)
-        tracker.start()
+        with self._deleting(config.ensure_topics(partitions=partitions)):
+            if backend == "share":
+                yield Target(self.bootstrap, name, group, config)
+                return
+            tracker = RedeliveryTracker(config)
+            tracker.start()
+            try:
+                yield Target(self.bootstrap, name, group, config)
+            finally:
+                tracker.stop()
+
+    @contextmanager
+    def _deleting(self, topics: list[str]) -> Iterator[None]:
         try:
-            yield Target(self.bootstrap, name, group, config)
+            yield
         finally:
-            tracker.stop()
+            for future in self.admin.delete_topics(topics).values():
+                future.result(30)
 
     def join(self, jobs: list[Job], partitions: int) -> int:
         """Starts ``jobs`` and writes warm-up records until every consumer has
@@ -251,16 +261,16 @@ def ratios(rows: list[dict], floor: float) -> dict:
     }
 
 
-def head_of_line(bench: Bench, shape: Shape, rate: float) -> dict:
+def head_of_line(bench: Bench, shape: Shape) -> dict:
+    """Throughput, then latency at half the slowest one's head-of-line throughput
+    (above it a system falls behind, and its latency grows with the run's length)."""
     slow = {"slow_every": bench.args.slow_every, "slow_ms": bench.args.slow_ms}
+    rates = {s: round(bench.throughput(s, shape, **slow)) for s in bench.systems}
+    rate = min(rates.values()) // 2
     systems = {
-        s: {
-            "msgs_per_s": round(bench.throughput(s, shape, **slow)),
-            **bench.latency(s, shape, rate, **slow),
-        }
-        for s in bench.systems
+        s: {"msgs_per_s": rates[s], **bench.latency(s, shape, rate, **slow)} for s in bench.systems
     }
-    return {**asdict(shape), **slow, "latency_at_msgs_per_s": round(rate), "systems": systems}
+    return {**asdict(shape), **slow, "latency_at_msgs_per_s": rate, "systems": systems}
 
 
 def run(bootstrap: str, args: argparse.Namespace) -> dict:
@@ -271,17 +281,17 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
     bench = Bench(bootstrap, args)
     try:
         rows = throughput_grid(bench, shapes)
-        rate = min(rows[0]["msgs_per_s"].values()) / 2
+        rate = min(rows[0]["msgs_per_s"].values()) // 2
         return {
             "settings": {k: getattr(args, k) for k in SETTINGS},
             "throughput": rows,
             "ratios": ratios(rows, bench.io_floor(shapes[0])),
             "latency": {
                 **asdict(shapes[0]),
-                "msgs_per_s": round(rate),
+                "msgs_per_s": rate,
                 "systems": {s: bench.latency(s, shapes[0], rate) for s in bench.systems},
             },
-            "head_of_line": head_of_line(bench, shapes[0], rate),
+            "head_of_line": head_of_line(bench, shapes[0]),
         }
     finally:
         bench.close()

@@ -40,15 +40,19 @@ def test_quick_run_reports_every_system(kafka) -> None:
 
     latency = report["latency"]
     rate = latency["msgs_per_s"]
-    assert rate == round(min(rows[0]["msgs_per_s"].values()) / 2)
-    sent = round(rate * settings["latency_s"])
+    assert rate == min(rows[0]["msgs_per_s"].values()) // 2
     hol = report["head_of_line"]
-    assert hol["latency_at_msgs_per_s"] == rate
-    for figures in [*latency["systems"].values(), *hol["systems"].values()]:
+    hol_rate = hol["latency_at_msgs_per_s"]
+    assert hol_rate == min(f["msgs_per_s"] for f in hol["systems"].values()) // 2
+    for figures, at in [
+        *((f, rate) for f in latency["systems"].values()),
+        *((f, hol_rate) for f in hol["systems"].values()),
+    ]:
         # Each record produced in the measured phase acknowledged once, no more.
-        assert figures["messages"] == sent, figures
+        assert figures["messages"] == round(at * settings["latency_s"]), figures
         assert 0 < figures["p50_ms"] <= figures["p99_ms"], figures
     assert set(latency["systems"]) == set(hol["systems"]) == SYSTEMS
     assert all(f["msgs_per_s"] > 0 for f in hol["systems"].values())
-    # A plain group cannot commit past a slow record: most wait on one.
-    assert hol["systems"]["plain_group"]["p50_ms"] > settings["slow_ms"] / 4
+    # A plain group cannot commit past a slow record: besides the slow 1 %
+    # (--quick: one in 100), the records just behind one wait about as long.
+    assert hol["systems"]["plain_group"]["p99_ms"] > 0.9 * settings["slow_ms"]

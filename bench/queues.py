@@ -1,6 +1,6 @@
 """Queue backends head to head; prints one JSON document.
 
-    .venv/bin/python bench/queues.py [--messages 100000] [--quick]
+    .venv/bin/python bench/queues.py [--messages 200000] [--quick]
 
 Acknowledged messages per second for a plain consumer group committing per
 batch, our kmq backend (its tracker running), our share backend, and
@@ -19,6 +19,7 @@ commit until the last acknowledgement is confirmed.
 
 import argparse
 import math
+import os
 import sys
 import time
 import uuid
@@ -53,7 +54,15 @@ CONSUMERS = (1, 4)
 PARTITIONS = (4, 1)
 SIZES = (100, 1000)
 JOIN_TIMEOUT_S = 60
-SETTINGS = ("messages", "batch", "poll_timeout", "latency_s", "slow_every", "slow_ms")
+SETTINGS = (
+    "messages",
+    "batch",
+    "poll_timeout",
+    "latency_s",
+    "slow_every",
+    "slow_ms",
+    "slow_messages",
+)
 
 
 @dataclass(frozen=True)
@@ -155,13 +164,13 @@ class Bench:
         job = Job(system, target, self.args.batch, self.args.poll_timeout, **kwargs)
         return [job] * consumers
 
-    def throughput(self, system: str, shape: Shape, **kwargs: object) -> float:
-        """Acknowledged records per second."""
+    def throughput(self, system: str, shape: Shape, n: int, **kwargs: object) -> float:
+        """Acknowledged records per second, over ``n`` records."""
         with self.target(system, shape.partitions) as target:
             jobs = self.jobs(system, target, shape.consumers, **kwargs)
             warm = self.join(jobs, shape.partitions)
             self.workers.measure()
-            payload, n = b"x" * shape.size, self.args.messages
+            payload = b"x" * shape.size
             self.filler.begin_transaction()
             for i in range(n):
                 _produce(self.filler, target.topic, payload, i % shape.partitions)
@@ -229,7 +238,9 @@ def throughput_grid(bench: Bench, shapes: list[Shape]) -> list[dict]:
     return [
         {
             **asdict(shape),
-            "msgs_per_s": {s: round(bench.throughput(s, shape)) for s in bench.systems},
+            "msgs_per_s": {
+                s: round(bench.throughput(s, shape, bench.args.messages)) for s in bench.systems
+            },
         }
         for shape in shapes
     ]
@@ -265,12 +276,19 @@ def head_of_line(bench: Bench, shape: Shape) -> dict:
     """Throughput, then latency at half the slowest one's head-of-line throughput
     (above it a system falls behind, and its latency grows with the run's length)."""
     slow = {"slow_every": bench.args.slow_every, "slow_ms": bench.args.slow_ms}
-    rates = {s: round(bench.throughput(s, shape, **slow)) for s in bench.systems}
+    n = bench.args.slow_messages
+    rates = {s: round(bench.throughput(s, shape, n, **slow)) for s in bench.systems}
     rate = min(rates.values()) // 2
     systems = {
         s: {"msgs_per_s": rates[s], **bench.latency(s, shape, rate, **slow)} for s in bench.systems
     }
-    return {**asdict(shape), **slow, "latency_at_msgs_per_s": rate, "systems": systems}
+    return {
+        **asdict(shape),
+        **slow,
+        "messages": n,
+        "latency_at_msgs_per_s": rate,
+        "systems": systems,
+    }
 
 
 def run(bootstrap: str, args: argparse.Namespace) -> dict:
@@ -278,11 +296,13 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
     default), kmq's I/O floor, latency at half the slowest system's rate there,
     and the head-of-line case."""
     shapes = [Shape(*cell) for cell in product(args.partitions, args.sizes, args.consumers)]
+    started, load = time.monotonic(), os.getloadavg()[0]
     bench = Bench(bootstrap, args)
     try:
         rows = throughput_grid(bench, shapes)
         rate = min(rows[0]["msgs_per_s"].values()) // 2
         return {
+            "load_average_at_start": load,
             "settings": {k: getattr(args, k) for k in SETTINGS},
             "throughput": rows,
             "ratios": ratios(rows, bench.io_floor(shapes[0])),
@@ -292,6 +312,7 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
                 "systems": {s: bench.latency(s, shapes[0], rate) for s in bench.systems},
             },
             "head_of_line": head_of_line(bench, shapes[0]),
+            "run_s": round(time.monotonic() - started),
         }
     finally:
         bench.close()
@@ -299,12 +320,15 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=100_000, help="records per throughput run")
+    parser.add_argument("--messages", type=int, default=200_000, help="records per throughput run")
     parser.add_argument("--batch", type=int, default=500, help="max records per poll")
     parser.add_argument("--poll-timeout", type=float, default=0.05, help="seconds per poll")
     parser.add_argument("--latency-s", type=float, default=5.0, help="seconds per latency run")
     parser.add_argument("--slow-every", type=int, default=500)
     parser.add_argument("--slow-ms", type=int, default=200)
+    parser.add_argument(
+        "--slow-messages", type=int, default=25_000, help="records per head-of-line run"
+    )
     parser.add_argument(
         "--run-timeout", type=float, default=120.0, help="seconds before a run fails"
     )
@@ -315,7 +339,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke test: tiny sizes")
     args = parser.parse_args()
     if args.quick:
-        args.messages, args.latency_s, args.slow_every = 2000, 1.0, 100
+        args.messages, args.slow_messages, args.latency_s, args.slow_every = 2000, 2000, 1.0, 100
         args.partitions, args.sizes = [4], [100]
     report({"queues": lambda bootstrap: run(bootstrap, args)})
 

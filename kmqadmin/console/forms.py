@@ -67,10 +67,14 @@ class QueueForm(forms.ModelForm):
             "backoff_max_ms",
         ]
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].required = False  # not given: unchanged (kmq when new)
+
     def clean_backend(self) -> str:
         """Not switched while messages are in flight (the instance still
         holds the saved backend here: the form copies onto it after)."""
-        backend = self.cleaned_data["backend"]
+        backend = self.cleaned_data["backend"] or self.instance.backend
         if self.instance.pk is not None:
             try:
                 check_switch(self.user, self.instance, backend)

@@ -199,9 +199,16 @@ def test_switching_backend_is_refused_while_a_kmq_message_is_in_flight(
         assert "1 message(s) in flight" in why
         answer = api.patch(f"/api/queues/{kmq.topic}/", {"backend": "share"}, format="json")
         assert answer.status_code == 409 and "1 message(s) in flight" in answer.json()["detail"]
+        admin_site = Client()
+        admin_site.force_login(User.objects.create_superuser("root"))
+        changed = admin_site.post(
+            f"/admin/console/queue/{kmq.pk}/change/", edit | {"backend": "share"}
+        )
+        assert changed.status_code == 200 and "1 message(s) in flight" in changed.content.decode()
         assert Queue.objects.get(pk=kmq.pk).backend == "kmq"
         refusals = AuditEntry.objects.filter(action="switch backend", target=kmq.topic)
-        assert refusals.count() == 2 and {e.status for e in refusals} == {"failed"}
+        assert refusals.count() == 3 and {e.status for e in refusals} == {"failed"}
+        assert {e.user.username for e in refusals} == {"admin", "root"}
         worker.ack(message)
     switched = api.patch(f"/api/queues/{kmq.topic}/", {"backend": "share"}, format="json")
     assert switched.status_code == 200, switched.content

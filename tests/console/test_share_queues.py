@@ -153,6 +153,9 @@ def test_per_message_actions_and_in_flight_of_a_share_queue_are_refused_saying_w
     flashed = client_as("operator").post(f"/queues/{share.topic}/act/extend", form)
     assert flashed.status_code == 409 and "share consumer" in flashed.content.decode()
     assert not AuditEntry.objects.filter(action__in=["ack", "extend", "reject", "retry"]).exists()
+    purged = client_as("admin").post(f"/queues/{share.topic}/purge")
+    assert purged.status_code == 409 and "start offset" in purged.content.decode()
+    assert not AuditEntry.objects.filter(action="purge").exists()
 
 
 def test_the_registry_and_the_api_refuse_a_markers_topic_for_a_share_queue(

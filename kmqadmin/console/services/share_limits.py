@@ -20,6 +20,11 @@ NO_MESSAGE_ACTIONS = (
     "resets the share group's start offset"
 )
 
+NO_PURGE = (
+    "a share queue is not purged by moving a consumer group: its share group keeps its own "
+    "start offset; an admin resets it to latest (the group empty) to skip every record"
+)
+
 
 class NotForShareQueues(Conflict):
     """Asked of a share queue what only a kmq queue has (409, nothing done)."""

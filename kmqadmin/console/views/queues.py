@@ -17,7 +17,7 @@ from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
-from ..services.share_limits import NO_DEADLINES
+from ..services.share_limits import NO_DEADLINES, NO_PURGE, NotForShareQueues, refuse_share
 from .flash import flash
 from .tasks import started
 
@@ -126,5 +126,10 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
 @admin
 @require_POST
 def purge(request: HttpRequest, topic: str) -> HttpResponse:
-    job = start(purge_queue, request.user, queue_or_404(request, topic).pk, request.user.pk)
+    queue = queue_or_404(request, topic)
+    try:
+        refuse_share(queue, NO_PURGE)
+    except NotForShareQueues as exc:
+        return flash(request, str(exc), ok=False, status=409)
+    job = start(purge_queue, request.user, queue.pk, request.user.pk)
     return started(request, job)

@@ -3,7 +3,8 @@
 A bad request is DRF's 4xx already; what is left are the cluster's own
 states: Kafka unreachable or slow (503, try again), a registered queue whose
 topics are missing (409, create them: `kmq doctor` says how) and an action
-whose target is not what the request says it is (409, nothing done).
+whose target is not what the request says it is, or a backend switch while
+messages are in flight (409, nothing done).
 """
 
 from confluent_kafka import KafkaException
@@ -11,6 +12,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from kmqadmin.console.services.backend_switch import SwitchRefused
 from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
 from kmqadmin.console.services.registered import Ambiguous
@@ -30,7 +32,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, Ambiguous):
         body = {"detail": str(exc), "clusters": exc.clusters}
         return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)
-    if isinstance(exc, TopicMissing | Conflict):
+    if isinstance(exc, TopicMissing | Conflict | SwitchRefused):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them
         return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)

@@ -16,6 +16,7 @@ urlpatterns = [
     # The split view serves its script as a file, as the CSP (no inline scripts) needs.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     path("queues/", queues.QueueList.as_view(), name="queues"),
+    re_path(rf"^queues/{TOPIC}/$", queues.QueueDetail.as_view(), name="queue"),
     re_path(rf"^queues/{TOPIC}/messages/$", queues.Enqueue.as_view(), name="enqueue"),
     re_path(rf"^queues/{TOPIC}/stats$", queues.QueueStatsView.as_view(), name="stats"),
     re_path(rf"^queues/{TOPIC}/in-flight/$", queues.InFlightList.as_view(), name="in-flight"),

@@ -24,6 +24,7 @@ from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
+from .services.share_limits import NotForShareQueues
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,10 @@ class InFlightConsumer(LiveConsumer):
         return True
 
     def render(self) -> str:
-        page = in_flight_page(self.queue, ROWS)
+        try:
+            page = in_flight_page(self.queue, ROWS)
+        except NotForShareQueues as exc:  # said on the page, not an error
+            return render_to_string("console/_no_deadlines.html", {"reason": str(exc)})
         context = {
             "queue": self.queue,
             "page": page,

@@ -17,6 +17,7 @@ from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
+from ..services.share_limits import NO_DEADLINES, NO_PURGE, NotForShareQueues, refuse_share
 from .flash import flash
 from .tasks import started
 
@@ -31,6 +32,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
     queue = queue_or_404(request, topic)
     context = {
         "queue": queue,
+        "no_deadlines": NO_DEADLINES,
         "hours": charts.HOURS,
         "counts": charts.counts_chart([queue]),
         "latency": charts.latency_chart(queue),
@@ -78,7 +80,9 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     story = clients.lifecycle(queue.config()).find(message_id)
     if story is None:
         raise Http404(f"no message {message_id} on {topic}")
-    in_flight = clients.in_flight(queue.config()).find(message_id)
+    in_flight = (
+        None if queue.backend == "share" else clients.in_flight(queue.config()).find(message_id)
+    )
     first = story.first
     raw = None
     if story.first_headers is None:  # undecodable: read them again as bytes
@@ -86,7 +90,13 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     return render(
         request,
         "console/message.html",
-        {"queue": queue, "story": story, "in_flight": in_flight, "raw": raw},
+        {
+            "queue": queue,
+            "story": story,
+            "in_flight": in_flight,
+            "raw": raw,
+            "no_deadlines": NO_DEADLINES,
+        },
     )
 
 
@@ -116,5 +126,10 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
 @admin
 @require_POST
 def purge(request: HttpRequest, topic: str) -> HttpResponse:
-    job = start(purge_queue, request.user, queue_or_404(request, topic).pk, request.user.pk)
+    queue = queue_or_404(request, topic)
+    try:
+        refuse_share(queue, NO_PURGE)
+    except NotForShareQueues as exc:
+        return flash(request, str(exc), ok=False, status=409)
+    job = start(purge_queue, request.user, queue.pk, request.user.pk)
     return started(request, job)

@@ -9,6 +9,7 @@ not a counts record is counted, logged with its coordinates and skipped.
 """
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -38,7 +39,8 @@ class CountsWindow:
 
 
 class ShareCountsReader:
-    """An assign-only consumer of one counts topic (its group is never joined)."""
+    """An assign-only consumer of one counts topic (its group is never
+    joined). Thread-safe: one read at a time (the web process keeps one)."""
 
     def __init__(
         self,
@@ -52,12 +54,14 @@ class ShareCountsReader:
         group = f"kmq-counts-reader-{uuid.uuid4().hex[:8]}"
         config = {"fetch.wait.max.ms": 50, **(extra or {})}
         self._consumer = Consumer(consumer_config(bootstrap_servers, group, config))
+        self._lock = threading.Lock()
 
     def last(self, minutes: int, now: int | None = None) -> CountsWindow:
         """The ``minutes`` whole minutes before the current one, summed."""
         first = minute_of(now_ms() if now is None else now) - minutes * MINUTE_MS
         sums = {first + i * MINUTE_MS: ShareCounts(first + i * MINUTE_MS) for i in range(minutes)}
-        bad, complete = self._read(first, sums)
+        with self._lock:
+            bad, complete = self._read(first, sums)
         return CountsWindow(list(sums.values()), bad, complete)
 
     def close(self) -> None:

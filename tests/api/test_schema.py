@@ -206,5 +206,19 @@ def test_every_documented_answer_matches_the_live_schema(
     api.call("post", "/api/schedules/{topic}/{schedule_id}/fire", 200, schedule_id="s-1", **on)
     api.call("delete", detail, 204, schedule_id="s-1", **on)
 
+    # A share queue's group, and its reset (admins only).
+    share = Queue.objects.create(
+        cluster=cluster, topic=f"{queue.topic}-share", group_id="share", backend="share"
+    )
+    share.config().ensure_topics(partitions=1)
+    on_share = {"topic": share.topic}
+    assert api.call("get", "/api/queues/{topic}/share-group", 200, **on_share)["errors"] == []
+    admin = APIClient()
+    admin.force_authenticate(user_with("admin"))
+    as_admin = Answers(admin, schema.raw_schema)
+    reset = "/api/queues/{topic}/share-group/reset"
+    as_admin.call("post", reset, 200, body={"to": "latest"}, **on_share)
+    api.exercised |= as_admin.exercised
+
     # The schema document itself is the one answer not described by a component.
     assert api.documented() - api.exercised == {("get", "/api/schema/")}

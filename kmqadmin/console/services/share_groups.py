@@ -52,6 +52,7 @@ class ShareGroupView:
 
 
 def view(queue: Queue) -> ShareGroupView:
+    _check_share(queue)
     config = queue.config()
     shown = ShareGroupView()
     try:
@@ -71,8 +72,7 @@ def view(queue: Queue) -> ShareGroupView:
 def reset(user: AbstractBaseUser, queue: Queue, to: Position) -> ResetResult:
     """Moves the group's start offset on every partition; audited, whether
     the broker moved it, refused it (GroupNotEmpty) or failed."""
-    if queue.backend != "share":
-        raise NotAShareQueue(f"{queue.topic} is a {queue.backend} queue: it has no share group")
+    _check_share(queue)
     config = queue.config()
     target = f"{queue.topic} share group {config.group_id}"
     with audit.action(user, "reset share group start offset", target, before={"to": to}) as entry:
@@ -83,3 +83,8 @@ def reset(user: AbstractBaseUser, queue: Queue, to: Position) -> ResetResult:
             "errors": {str(p): e for p, e in result.errors.items()},
         }
     return result
+
+
+def _check_share(queue: Queue) -> None:
+    if queue.backend != "share":
+        raise NotAShareQueue(f"{queue.topic} is a {queue.backend} queue: it has no share group")

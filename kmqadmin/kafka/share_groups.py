@@ -188,6 +188,8 @@ class ShareGroupAdmin:
         the earliest or latest record, or to the first record at or after a
         time (the end where there is none). Refused with GroupNotEmpty while
         the group has members, as the broker refuses it."""
+        if to not in ("earliest", "latest") and (type(to) is not int or to < 0):
+            raise ValueError(f"reset to 'earliest', 'latest' or a time in epoch ms, not {to!r}")
         group = self.describe(group_id)
         if group.members:
             raise GroupNotEmpty(_not_empty(group_id, len(group.members)))
@@ -219,8 +221,6 @@ class ShareGroupAdmin:
         ends = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.latest()))
         if to == "latest":
             return ends
-        if not isinstance(to, int) or isinstance(to, bool) or to < 0:
-            raise ValueError(f"reset to 'earliest', 'latest' or a time in epoch ms, not {to!r}")
         found = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.for_timestamp(to)))
         return {p: ends[p] if found[p] < 0 else found[p] for p in partitions}
 

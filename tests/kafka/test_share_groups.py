@@ -125,3 +125,10 @@ def test_settings_are_the_groups_and_the_brokers(admin: ShareGroupAdmin, group: 
     assert settings.delivery_count_limit == 5
     assert settings.min_lock_duration_ms <= settings.lock_duration_ms
     assert settings.lock_duration_ms <= settings.max_lock_duration_ms
+
+
+def test_a_reset_to_no_known_position_is_refused_before_any_call(
+    admin: ShareGroupAdmin,
+) -> None:
+    with pytest.raises(ValueError, match="not 'yesterday'"):
+        admin.reset_start_offset("g", "no-such-topic", "yesterday")

@@ -84,10 +84,7 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     story = clients.lifecycle(queue.config()).find(message_id)
     if story is None:
         raise Http404(f"no message {message_id} on {topic}")
-    # A share queue has no in-flight table: the broker holds the locks.
-    in_flight = (
-        None if queue.backend == "share" else clients.in_flight(queue.config()).find(message_id)
-    )
+    in_flight = clients.in_flight(queue.config()).find(message_id)
     first = story.first
     raw = None
     if story.first_headers is None:  # undecodable: read them again as bytes

@@ -102,8 +102,9 @@ class DashboardConsumer(LiveConsumer):
 
 class InFlightConsumer(LiveConsumer):
     def prepare(self) -> bool:
-        """Refused for an unknown queue, and for a topic registered on several
-        clusters without ``?cluster=`` (the page's own socket URL names it)."""
+        """Refused for an unknown queue, for a share queue (it has no
+        in-flight table), and for a topic registered on several clusters
+        without ``?cluster=`` (the page's own socket URL names it)."""
         topic = self.scope["url_route"]["kwargs"]["topic"]
         query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
         cluster = query.get(registered.CLUSTER, [None])[-1]
@@ -111,7 +112,8 @@ class InFlightConsumer(LiveConsumer):
             self.queue = registered.lookup(Queue, topic, cluster)
         except (Http404, registered.Ambiguous):
             return False
-        return True
+        # A share queue's deliveries are the broker's: no markers, no table.
+        return self.queue.backend != "share"
 
     def render(self) -> str:
         try:

@@ -1,4 +1,5 @@
-"""A queue's page (live in-flight table) and the actions on its messages."""
+"""A queue's page (live in-flight table, or a share queue's group) and the
+actions on its messages."""
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -6,11 +7,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from kmqadmin.kafka.share_groups import GroupNotEmpty
+
 from .. import charts
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
-from ..services import audit, clients, registered
+from ..reset_form import ShareResetForm
+from ..services import audit, clients, registered, share_groups
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
@@ -40,6 +44,8 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
         "can_act": role >= Role.OPERATOR,
         "is_admin": role >= Role.ADMIN,
     }
+    if queue.backend == "share":
+        context |= {"share": share_groups.view(queue), "share_reset": ShareResetForm()}
     return render(request, "console/queue.html", context)
 
 
@@ -121,6 +127,30 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
         return flash(request, form.errors.as_text(), ok=False, status=400)
     job = start(replay_range, request.user, queue.pk, form.span(), request.user.pk)
     return started(request, job)
+
+
+@admin
+@require_POST
+def reset_share_group(request: HttpRequest, topic: str) -> HttpResponse:
+    """Moves an empty share group's start offset: 409 with why while
+    consumers are connected (or the queue has no share group)."""
+    queue = queue_or_404(request, topic)
+    form = ShareResetForm(request.POST)
+    if not form.is_valid():
+        return flash(request, form.errors.as_text(), ok=False, status=400)
+    try:
+        result = share_groups.reset(request.user, queue, form.position())
+    except (GroupNotEmpty, Conflict) as exc:
+        return flash(request, str(exc), ok=False, status=409)
+    except share_groups.BROKER_ERRORS as exc:
+        return flash(request, str(exc), ok=False, status=502)
+    moved = ", ".join(f"{p}→{o}" for p, o in sorted(result.offsets.items()))
+    refused = "; ".join(f"partition {p}: {e}" for p, e in sorted(result.errors.items()))
+    return flash(
+        request,
+        f"start offsets: {moved}" + (f"; refused: {refused}" if refused else ""),
+        ok=not refused,
+    )
 
 
 @admin

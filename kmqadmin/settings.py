@@ -221,7 +221,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # axes says hello on every start and logs each login at INFO; its lockouts
     # are warnings, and logins and failed logins are in the audit log.
-    "loggers": {"axes": {"level": "WARNING"}},
+    # kafka-python (share-group admin calls) logs every connection at INFO.
+    "loggers": {"axes": {"level": "WARNING"}, "kafka": {"level": "WARNING"}},
 }
 SPECTACULAR_SETTINGS |= {
     "SWAGGER_UI_DIST": f"/{STATIC_URL}vendor/swagger-ui",

@@ -50,7 +50,7 @@ class LetterList(QueueAPIView):
         )
         body = {
             "partitions": partitions,
-            "results": [letters.letter_fields(letter) for letter in page.letters],
+            "results": letters.page_fields(page.letters),
             "next": page.next_offset,
         }
         return Response(s.LetterPageSerializer(body).data)

@@ -2,8 +2,10 @@
 
 A bad request is DRF's 4xx already; what is left are the cluster's own
 states: Kafka unreachable or slow (503, try again), a registered queue whose
-topics are missing (409, create them: `kmq doctor` says how) and an action
-whose target is not what the request says it is (409, nothing done).
+topics are missing (409, create them: `kmq doctor` says how), and an action
+whose target is not what the request says it is, a backend switch while
+messages are in flight or a share group reset while consumers are connected
+(409, nothing done).
 """
 
 from confluent_kafka import KafkaException
@@ -11,12 +13,14 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from kmqadmin.console.services.backend_switch import SwitchRefused
 from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
 from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
+from kmqadmin.kafka.share_groups import GroupNotEmpty, ShareGroupError
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -30,8 +34,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, Ambiguous):
         body = {"detail": str(exc), "clusters": exc.clusters}
         return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)
-    if isinstance(exc, TopicMissing | Conflict):
+    if isinstance(exc, TopicMissing | Conflict | SwitchRefused | GroupNotEmpty):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-    if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them
+    if isinstance(exc, KafkaSetupError | ShareGroupError):  # the message says what to change
         return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     return drf_handler(exc, context)

@@ -5,6 +5,7 @@ OpenAPI document and the answers cannot drift apart.
 """
 
 from django.conf import settings
+from django.forms.models import model_to_dict
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import APIException
@@ -13,9 +14,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import clients, cursors, messages, registered
+from kmqadmin.console.services import audit, clients, cursors, messages, registered
+from kmqadmin.console.services.backend_switch import check_switch
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.queue_stats import queue_stats
+from kmqadmin.console.services.roles import Role
 from kmqadmin.kafka.message_size import record_bytes
 
 from . import serializers as s
@@ -27,12 +30,17 @@ class PayloadTooLarge(APIException):
     default_code = "payload_too_large"
 
 
-class QueueList(generics.ListAPIView):
-    """The registered queues."""
+class QueueList(generics.ListCreateAPIView):
+    """The registered queues; admins register one (its missing topics are
+    created, as the console's registry does)."""
 
     queryset = Queue.objects.select_related("cluster")
     serializer_class = s.QueueSerializer
     pagination_class = None
+    write_role = Role.ADMIN
+
+    def perform_create(self, serializer: s.QueueSerializer) -> None:
+        _register(self.request, serializer, None)
 
 
 class QueueAPIView(APIView):
@@ -41,6 +49,34 @@ class QueueAPIView(APIView):
 
     def queue(self, topic: str) -> Queue:
         return registered.lookup(Queue, topic, self.request.query_params.get(registered.CLUSTER))
+
+
+class QueueDetail(QueueAPIView, generics.RetrieveUpdateAPIView):
+    """One registration; admins edit it. A backend switch while messages are
+    in flight is refused (409, with the reason and the count)."""
+
+    serializer_class = s.QueueSerializer
+    write_role = Role.ADMIN
+
+    def get_object(self) -> Queue:
+        return self.queue(self.kwargs["topic"])
+
+    def perform_update(self, serializer: s.QueueSerializer) -> None:
+        saved = serializer.instance
+        backend = serializer.validated_data.get("backend", saved.backend)
+        check_switch(self.request.user, saved, backend)
+        _register(self.request, serializer, model_to_dict(saved))
+
+
+def _register(request: Request, serializer: s.QueueSerializer, before: dict | None) -> None:
+    """Saved and its topics created, audited as the registry audits it."""
+    fields = {name: str(value) for name, value in serializer.validated_data.items()}
+    target = serializer.validated_data.get("topic") or str(serializer.instance)
+    shown = None if before is None else {k: str(v) for k, v in before.items()}
+    with audit.action(request.user, "register queue", target, shown, fields) as entry:
+        saved = serializer.save()
+        created = saved.config().ensure_topics(saved.partitions)
+        entry.after = {**entry.after, "topics created": created}
 
 
 class Enqueue(QueueAPIView):

@@ -5,18 +5,37 @@ import base64
 import binascii
 from datetime import datetime
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.forms.models import model_to_dict
 from rest_framework import serializers
+from rest_framework.fields import get_error_detail
 
-from kmqadmin.console.models import Queue
+from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kmq.config import BACKENDS
 from kmqadmin.kmq.given_headers import BadInput, check_headers
 from kmqadmin.scheduler import wire
 
 
 class QueueSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    """A registration: read by anyone, written by admins (POST /queues/,
+    PATCH /queues/{topic}/). The model's own rules apply (Queue.clean)."""
+
+    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all())
+    backend = serializers.ChoiceField(
+        choices=BACKENDS,
+        default="kmq",
+        error_messages={
+            "invalid_choice": f"{{input}} is not a backend: one of {', '.join(BACKENDS)}"
+        },
+        help_text="kmq: markers and a tracker; share: a Kafka share group (KIP-932). "
+        "Not switchable while messages are in flight (409).",
+    )
+    markers_topic = serializers.SerializerMethodField(
+        help_text="null for a share queue: it has none"
+    )
 
     class Meta:
         model = Queue
@@ -24,15 +43,34 @@ class QueueSerializer(serializers.ModelSerializer):
             "cluster",
             "topic",
             "group_id",
+            "backend",
             "partitions",
             "message_timeout_ms",
             "max_redeliveries",
             "markers_topic",
             "dlq_topic",
+            "markers_topic_override",
+            "dlq_topic_override",
             "backoff_initial_ms",
             "backoff_multiplier",
             "backoff_max_ms",
         ]
+
+    def get_markers_topic(self, queue: Queue) -> str | None:
+        return queue.markers_topic if queue.backend == "kmq" else None
+
+    def validate(self, attrs: dict) -> dict:
+        """Queue.clean on the queue as it would be saved, its errors under
+        the fields they name (a share queue's markers override...)."""
+        saved = {} if self.instance is None else model_to_dict(self.instance, exclude=["id"])
+        if "cluster" in saved:
+            saved["cluster"] = self.instance.cluster
+        queue = Queue(**{**saved, **attrs})
+        try:
+            queue.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(get_error_detail(exc)) from None
+        return attrs
 
 
 class PayloadSerializer(serializers.Serializer):
@@ -172,6 +210,13 @@ class LetterSerializer(serializers.Serializer):
         help_text="hex (key and value) when reason is undecodable: its headers do not decode",
     )
     headers = serializers.DictField(child=serializers.CharField())
+    duplicate_of = serializers.IntegerField(
+        allow_null=True,
+        required=False,
+        help_text="offset of an earlier letter in this page of the same failed record "
+        "(same kmq-id and timestamp: the share backend moves to the DLQ at least once); "
+        "a bulk redrive sends the message back once. null: none seen",
+    )
 
 
 class LetterPageSerializer(serializers.Serializer):
@@ -192,7 +237,10 @@ class TaskStatusSerializer(serializers.Serializer):
 
 class QueueStatsSerializer(serializers.Serializer):
     depth = serializers.IntegerField(help_text="messages the workers have not taken yet")
-    in_flight = serializers.IntegerField()
+    in_flight = serializers.IntegerField(
+        allow_null=True,
+        help_text="null for a share queue: the broker's share group holds its deliveries",
+    )
     oldest_in_flight_ms = serializers.IntegerField(
         allow_null=True, help_text="how long ago the oldest open delivery was due to start"
     )

@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from kmqadmin.kmq import names
 
-from . import dead_letters, queues, schedules, tasks
+from . import dead_letters, queues, schedules, share_groups, tasks
 
 app_name = "api"
 
@@ -16,6 +16,7 @@ urlpatterns = [
     # The split view serves its script as a file, as the CSP (no inline scripts) needs.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     path("queues/", queues.QueueList.as_view(), name="queues"),
+    re_path(rf"^queues/{TOPIC}/$", queues.QueueDetail.as_view(), name="queue"),
     re_path(rf"^queues/{TOPIC}/messages/$", queues.Enqueue.as_view(), name="enqueue"),
     re_path(rf"^queues/{TOPIC}/stats$", queues.QueueStatsView.as_view(), name="stats"),
     re_path(rf"^queues/{TOPIC}/in-flight/$", queues.InFlightList.as_view(), name="in-flight"),
@@ -25,6 +26,10 @@ urlpatterns = [
         queues.MessageAction.as_view(),
         name="message-action",
     ),
+    re_path(
+        rf"^queues/{TOPIC}/share-group$", share_groups.ShareGroupView.as_view(), name="share-group"
+    ),
+    re_path(rf"^queues/{TOPIC}/share-group/reset$", share_groups.ShareGroupReset.as_view()),
     re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.LetterList.as_view(), name="dlq"),
     re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.BulkRedrive.as_view()),
     path("tasks/<str:task_id>", tasks.TaskStatus.as_view(), name="task"),

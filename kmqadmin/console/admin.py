@@ -1,7 +1,9 @@
+from typing import Any
+
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .forms import ClusterForm
+from .forms import ClusterForm, QueueForm
 from .models import AuditEntry, Cluster, Queue
 
 
@@ -13,8 +15,23 @@ class ClusterAdmin(admin.ModelAdmin):
 
 @admin.register(Queue)
 class QueueAdmin(admin.ModelAdmin):
-    list_display = ["topic", "cluster", "group_id", "message_timeout_ms", "max_redeliveries"]
-    list_filter = ["cluster"]
+    """The registry's form: a backend switch is refused here too while
+    messages are in flight."""
+
+    form = QueueForm
+    list_display = [
+        "topic",
+        "cluster",
+        "group_id",
+        "backend",
+        "message_timeout_ms",
+        "max_redeliveries",
+    ]
+    list_filter = ["cluster", "backend"]
+
+    def get_form(self, request: HttpRequest, obj: Queue | None = None, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, **kwargs)
+        return type(form.__name__, (form,), {"user": request.user})
 
 
 @admin.register(AuditEntry)

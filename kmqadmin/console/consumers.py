@@ -24,6 +24,7 @@ from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
+from .services.share_limits import NotForShareQueues
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,9 @@ class DashboardConsumer(LiveConsumer):
 
 class InFlightConsumer(LiveConsumer):
     def prepare(self) -> bool:
-        """Refused for an unknown queue, and for a topic registered on several
-        clusters without ``?cluster=`` (the page's own socket URL names it)."""
+        """Refused for an unknown queue, for a share queue (it has no
+        in-flight table), and for a topic registered on several clusters
+        without ``?cluster=`` (the page's own socket URL names it)."""
         topic = self.scope["url_route"]["kwargs"]["topic"]
         query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
         cluster = query.get(registered.CLUSTER, [None])[-1]
@@ -110,10 +112,14 @@ class InFlightConsumer(LiveConsumer):
             self.queue = registered.lookup(Queue, topic, cluster)
         except (Http404, registered.Ambiguous):
             return False
-        return True
+        # A share queue's deliveries are the broker's: no markers, no table.
+        return self.queue.backend != "share"
 
     def render(self) -> str:
-        page = in_flight_page(self.queue, ROWS)
+        try:
+            page = in_flight_page(self.queue, ROWS)
+        except NotForShareQueues as exc:  # said on the page, not an error
+            return render_to_string("console/_no_deadlines.html", {"reason": str(exc)})
         context = {
             "queue": self.queue,
             "page": page,

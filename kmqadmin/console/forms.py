@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 
 from confluent_kafka import Message as KafkaMessage
 from django import forms
+from django.contrib.auth.base_user import AbstractBaseUser
 
 from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kafka.security import SECRET_REFERENCES, reference_problem
@@ -12,6 +13,7 @@ from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
 from .models import SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
+from .services.backend_switch import SwitchRefused, check_switch
 from .services.coordinates import MAX_OFFSET, MAX_PARTITION
 from .services.validators import given_text, topic_name
 
@@ -43,19 +45,42 @@ class ClusterForm(forms.ModelForm):
 
 
 class QueueForm(forms.ModelForm):
+    """The registry's and /admin/'s. ``user`` is who saves it: a refused
+    backend switch is audited as theirs."""
+
+    user: AbstractBaseUser | None = None
+
     class Meta:
         model = Queue
         fields = [
             "cluster",
             "topic",
             "group_id",
+            "backend",
             "partitions",
             "message_timeout_ms",
             "max_redeliveries",
+            "markers_topic_override",
+            "dlq_topic_override",
             "backoff_initial_ms",
             "backoff_multiplier",
             "backoff_max_ms",
         ]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].required = False  # not given: unchanged (kmq when new)
+
+    def clean_backend(self) -> str:
+        """Not switched while messages are in flight (the instance still
+        holds the saved backend here: the form copies onto it after)."""
+        backend = self.cleaned_data["backend"] or self.instance.backend
+        if self.instance.pk is not None:
+            try:
+                check_switch(self.user, self.instance, backend)
+            except SwitchRefused as exc:
+                raise forms.ValidationError(str(exc), code="in_flight") from None
+        return backend
 
 
 class TopicListField(forms.CharField):

@@ -163,7 +163,13 @@ class Queue(models.Model):
 
     def clean(self) -> None:
         """The queue core's own rules (QueueConfig, Backoff): a queue saved
-        here is one the dashboard and the workers can run."""
+        here is one the dashboard and the workers can run. A share queue has
+        no markers topic, so an override of its name is refused, not kept
+        unused: the person setting it thinks it does something."""
+        if self.backend == "share" and self.markers_topic_override:
+            raise ValidationError(
+                {"markers_topic_override": "a share queue has no markers topic: leave it blank"}
+            )
         numbers = (self.message_timeout_ms, self.max_redeliveries, self.backoff_multiplier)
         if None not in numbers and self.backoff_max_ms is not None:
             try:

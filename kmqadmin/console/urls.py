@@ -21,6 +21,11 @@ urlpatterns = [
     re_path(rf"^queues/{TOPIC}/$", queues.detail, name="queue"),
     re_path(rf"^queues/{TOPIC}/replay$", queues.replay, name="replay"),
     re_path(rf"^queues/{TOPIC}/purge$", queues.purge, name="purge"),
+    re_path(
+        rf"^queues/{TOPIC}/share-group/reset$",
+        queues.reset_share_group,
+        name="reset-share-group",
+    ),
     re_path(rf"^queues/{TOPIC}/topics$", queues.create_topics, name="create-topics"),
     re_path(rf"^queues/{TOPIC}/act/(?P<action>[a-z]+)$", queues.act, name="act"),
     # A kmq-id holds slashes: topic/partition/offset.

@@ -54,6 +54,10 @@ _SINGLE_NODE = {
     # after it joins rather than Kafka's 5 s.
     "group.share.min.heartbeat.interval.ms": 1000,
     "group.share.heartbeat.interval.ms": 1000,
+    # A killed share consumer keeps its assignment until its session ends:
+    # 6 s, as for our consumer groups (kafka.config), not Kafka's 45 s.
+    "group.share.min.session.timeout.ms": 6000,
+    "group.share.session.timeout.ms": 6000,
     "group.initial.rebalance.delay.ms": 0,
     "num.partitions": 1,
     "default.replication.factor": 1,

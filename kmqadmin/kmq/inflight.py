@@ -51,7 +51,8 @@ class InFlightView:
         self._reader = OffsetReader(
             config.bootstrap_servers, config.topic, f"{group}-reader", config.kafka_config
         )
-        self._consumer.assign(self._starting_points())
+        self._start = self._starting_points()
+        self._consumer.assign(self._start)
 
     def refresh(self, budget_s: float = 0.2) -> None:
         """Reads the markers written since the last refresh, for at most
@@ -65,6 +66,25 @@ class InFlightView:
                 for record in records:
                     if record.error() is None:
                         self._apply(record)
+
+    def catch_up(self, timeout_s: float) -> bool:
+        """Reads every marker written before the call, for at most
+        ``timeout_s``; True when it got there. A decision that must not
+        miss an open delivery (switching a queue's backend) asks for this,
+        where a page is content with what one refresh reads."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            ends = {
+                tp.partition: self._consumer.get_watermark_offsets(tp, timeout=timeout_s)[1]
+                for tp in self._start
+            }
+        while True:
+            if self._reached(ends):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.refresh(min(0.2, left))
 
     def count(self) -> int:
         with self._lock:
@@ -129,6 +149,14 @@ class InFlightView:
         with self._lock:
             self._consumer.close()
             self._reader.close()
+
+    def _reached(self, ends: dict[int, int]) -> bool:
+        """Each partition read up to ``ends`` (its position is past it, or it
+        started there: a partition not read yet has no position)."""
+        with self._lock:
+            positions = self._consumer.position(self._start)
+        started = {tp.partition: tp.offset for tp in self._start}
+        return all(max(tp.offset, started[tp.partition]) >= ends[tp.partition] for tp in positions)
 
     def _starting_points(self) -> list[TopicPartition]:
         """Each markers partition from the trackers' committed offset (the

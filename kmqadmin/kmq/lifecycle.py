@@ -2,7 +2,8 @@
 
 Every copy of a message lies in the queue partition of its first copy, at a
 higher offset, with the first copy's kmq-id; its markers lie in the markers
-partition of the same number; its dead letter in DLQ partition
+partition of the same number (a share queue has none: its story is its copies
+and letters); its dead letter in DLQ partition
 ``p % dlq_partitions``. So the story is read from three seeks, each a
 capped window: from the first copy on in the queue, and from the first
 copy's time on (offsets_for_times, KIP-33) in the markers and the DLQ. A
@@ -28,6 +29,7 @@ from kmqadmin.kafka.topics import topic_partitions
 from . import headers, markers
 from .config import QueueConfig
 from .markers import MarkerType
+from .twin_letters import TwinLetters
 
 # Records read at most per window: a request's read stays bounded.
 QUEUE_WINDOW = 20_000
@@ -61,6 +63,7 @@ class Lifecycle:
     events: list[Event] = field(default_factory=list)
     letters: list[KafkaMessage] = field(default_factory=list)
     complete: bool = True
+    markers: bool = True  # False: a share queue, whose broker keeps no per-record history
 
     @property
     def first_headers(self) -> headers.Headers | None:
@@ -76,7 +79,9 @@ class Lifecycle:
         """How the last copy ended, if it did."""
         last = self.copies[-1]
         ends = [e.kind for e in self.events if e.offset == last and e.kind in _FINAL]
-        return ends[-1] if ends else "in flight or waiting"
+        if ends:
+            return ends[-1]
+        return "in flight or waiting" if self.markers else "acked, in flight or waiting"
 
 
 class LifecycleFinder:
@@ -130,9 +135,13 @@ class LifecycleFinder:
             return None
         story = Lifecycle(message_id, found[0], [r.offset() for r in found], complete=complete)
         since = found[0].timestamp()[1]
-        marks = self._read_markers(story, partition, since)
         story.letters = self._read_letters(story, partition, since, wanted)
-        story.events = _events(found, marks, story.letters)
+        if config.backend == "share":
+            story.markers = False
+            story.events = _share_events(found, story.letters)
+        else:
+            marks = self._read_markers(story, partition, since)
+            story.events = _events(found, marks, story.letters)
         return story
 
     def _read_markers(self, story: Lifecycle, partition: int, since_ms: int) -> list[KafkaMessage]:
@@ -196,18 +205,13 @@ class LifecycleFinder:
 def _events(
     copies: list[KafkaMessage], marks: list[KafkaMessage], letters: list[KafkaMessage]
 ) -> list[Event]:
-    """The story in time order. A copy with a delivery count is a
-    redelivery; one without was sent again (redriven or replayed). An end
+    """The story in time order: the copies' events, then the markers'. An end
     marker is a redelivery's when a redelivered copy follows, a move to the
     DLQ when a letter is left to account for, else an ack."""
-    events, following = [], {}
-    for n, record in enumerate(copies):
+    events, following = _copy_events(copies), {}
+    for n, record in enumerate(copies[1:], 1):
         redelivered = headers.find_in(record, headers.REDELIVERY_COUNT) is not None
-        kind = "produced" if n == 0 else "redelivered" if redelivered else "sent again"
-        stamp = "log append time" if record.timestamp()[0] == 2 else "create time"
-        events.append(Event(record.timestamp()[1], kind, record.offset(), stamp))
-        if n:
-            following[copies[n - 1].offset()] = (record.offset(), redelivered)
+        following[copies[n - 1].offset()] = (record.offset(), redelivered)
     reasons = [
         (headers.find_in(letter, headers.DLQ_REASON) or b"").decode(errors="replace")
         for letter in letters
@@ -232,6 +236,35 @@ def _events(
             events.append(Event(at, "dead-lettered", copy, reasons.pop(0)))
         else:
             events.append(Event(at, "acked", copy))
+    events.sort(key=lambda e: (e.at_ms, e.offset))
+    return events
+
+
+def _copy_events(copies: list[KafkaMessage]) -> list[Event]:
+    """A copy with a delivery count is a redelivery; one without was sent
+    again (redriven or replayed)."""
+    events = []
+    for n, record in enumerate(copies):
+        redelivered = headers.find_in(record, headers.REDELIVERY_COUNT) is not None
+        kind = "produced" if n == 0 else "redelivered" if redelivered else "sent again"
+        stamp = "log append time" if record.timestamp()[0] == 2 else "create time"
+        events.append(Event(record.timestamp()[1], kind, record.offset(), stamp))
+    return events
+
+
+def _share_events(copies: list[KafkaMessage], letters: list[KafkaMessage]) -> list[Event]:
+    """A share queue's story: its copies and its letters, no markers. A
+    letter keeps its record's timestamp, which tells the copy it is of (the
+    last copy when none matches); a twin letter (the same record written
+    twice) says so."""
+    events, twins = _copy_events(copies), TwinLetters()
+    copy_at = {record.timestamp()[1]: record.offset() for record in copies}
+    for letter in letters:
+        at = letter.timestamp()[1]
+        detail = (headers.find_in(letter, headers.DLQ_REASON) or b"").decode(errors="replace")
+        if (twin := twins.twin_of(letter)) is not None:
+            detail = f"{detail}; duplicate of letter {letter.partition()}/{twin}"
+        events.append(Event(at, "dead-lettered", copy_at.get(at, copies[-1].offset()), detail))
     events.sort(key=lambda e: (e.at_ms, e.offset))
     return events
 

@@ -17,8 +17,9 @@ _reported: set[str] = set()
 
 
 def wanted_services() -> dict[str, Callable[[], Service]]:
-    """A tracker per registered queue, a scheduler per schedules topic (a
-    queue's own, when it has a backoff, and each registered one). Keys hold
+    """A tracker per registered kmq queue (a share queue's broker is its
+    tracker), a scheduler per schedules topic (a queue's own, when it has a
+    backoff, whatever its backend, and each registered one). Keys hold
     the whole configuration (secrets masked), so an edited queue gets a
     fresh tracker. A queue whose cluster cannot be used as configured is
     left out, and the others still run."""
@@ -26,7 +27,8 @@ def wanted_services() -> dict[str, Callable[[], Service]]:
     for queue in Queue.objects.select_related("cluster"):
         if (config := _configured(queue)) is None:
             continue
-        services[f"tracker {config!r}"] = partial(RedeliveryTracker, config)
+        if config.backend == "kmq":
+            services[f"tracker {config!r}"] = partial(RedeliveryTracker, config)
         if config.backoff is not None:
             scheduler = config.scheduler_config()
             services[f"scheduler {scheduler!r}"] = partial(Scheduler, scheduler)

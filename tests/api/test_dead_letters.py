@@ -100,7 +100,10 @@ def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
     started = operator.post(f"/api/queues/{queue.topic}/dlq/redrive?header=team%3Dred")
     assert started.status_code == 202
     status = operator.get(started.json()["status_url"]).json()
-    assert status == {"state": "SUCCESS", "progress": {"redriven": 3, "fraction": 1.0}}
+    assert status == {
+        "state": "SUCCESS",
+        "progress": {"redriven": 3, "duplicates": 0, "fraction": 1.0},
+    }
     with QueueClient(queue) as worker:
         back = poll_until(worker, 3)
         assert sorted(m.key for m in back) == [b"k1", b"k3", b"k5"]
@@ -108,7 +111,7 @@ def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
         for m in back:
             worker.ack(m)
     entry = AuditEntry.objects.get(action="bulk redrive")
-    assert entry.after == {"redriven": 3}
+    assert entry.after == {"redriven": 3, "duplicates": 0}
     assert entry.before["filter"]["header"] == ["team", "red"]
     assert client_as("viewer").post(f"/api/queues/{queue.topic}/dlq/redrive").status_code == 403
 

@@ -206,5 +206,19 @@ def test_every_documented_answer_matches_the_live_schema(
     api.call("post", "/api/schedules/{topic}/{schedule_id}/fire", 200, schedule_id="s-1", **on)
     api.call("delete", detail, 204, schedule_id="s-1", **on)
 
+    # Registering and editing a queue is an admin's, and so is a share group's reset.
+    admin = APIClient()
+    admin.force_authenticate(user_with("admin"))
+    api.client = admin
+    share = {"topic": f"{queue.topic}-share"}
+    registration = {"cluster": cluster.name, "group_id": "g", "backend": "share", **share}
+    api.call("post", "/api/queues/", 201, body=registration)
+    one = "/api/queues/{topic}/"
+    assert api.call("get", one, 200, **share)["markers_topic"] is None
+    api.call("patch", one, 200, body={"max_redeliveries": 2}, **share)
+    api.call("put", one, 200, body=registration | {"max_redeliveries": 1}, **share)
+    assert api.call("get", "/api/queues/{topic}/share-group", 200, **share)["errors"] == []
+    api.call("post", "/api/queues/{topic}/share-group/reset", 200, body={"to": "latest"}, **share)
+
     # The schema document itself is the one answer not described by a component.
     assert api.documented() - api.exercised == {("get", "/api/schema/")}

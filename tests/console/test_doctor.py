@@ -57,3 +57,23 @@ def test_ad_hoc_topic_and_unreachable_broker(kafka: EmbeddedBroker, topic: str, 
     assert "FAIL  kafka        cannot reach Kafka" in output
     assert "set KAFKA_BOOTSTRAP_SERVERS" in output
     assert "  ok  database" in output
+
+
+def test_a_share_queue_needs_no_markers_and_fits_the_brokers_bounds(
+    kafka: EmbeddedBroker, topic: str, settings
+) -> None:
+    settings.KAFKA_BOOTSTRAP_SERVERS = kafka.bootstrap_servers
+    queue = register(kafka, topic)
+    queue.backend, queue.max_redeliveries = "share", 4  # the broker's limit of 5 needs 3 at most
+    queue.save()
+    queue.config().ensure_topics(partitions=3)
+    output, ok = doctor()
+    assert not ok
+    assert f"{topic}__markers" not in output
+    assert f"  ok  topic        {topic}__counts (1 partitions)" in output
+    assert "FAIL  share group  " in output and "group.share.delivery.count.limit" in output
+    queue.max_redeliveries = 3
+    queue.save()
+    output, ok = doctor()
+    assert ok, output
+    assert "  ok  share group  g: delivery limit 5" in output

@@ -86,3 +86,14 @@ def test_the_dashboard_pushes_gauges_and_refuses_anonymous_sockets(registered: Q
             await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_share_queue_has_no_in_flight_socket(registered: Queue) -> None:
+    Queue.objects.filter(pk=registered.pk).update(backend="share")
+
+    async def scenario() -> None:
+        viewer = await database_sync_to_async(user_with)("viewer")
+        socket = connect(f"/ws/queues/{registered.topic}/in-flight/", viewer)
+        assert (await socket.connect())[1] == 4404
+
+    async_to_sync(scenario)()

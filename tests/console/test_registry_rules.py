@@ -36,13 +36,17 @@ def cluster() -> Cluster:
         ({"backoff_initial_ms": "1000", "backoff_multiplier": "0.5"}, b"at least 1"),
         ({"backoff_initial_ms": "5000", "backoff_max_ms": "1000"}, b"initial_ms &lt;= max_ms"),
         ({"dlq_topic_override": "a b"}, b"a-z, A-Z"),
+        ({"backend": "sqs"}, b"sqs is not one of the available choices"),
+        (
+            {"backend": "share", "markers_topic_override": "m"},
+            b"a share queue has no markers topic",
+        ),
     ],
 )
 def test_a_queue_that_cannot_run_is_not_saved(cluster: Cluster, changes: dict, says: bytes) -> None:
     fields = {"cluster": str(cluster.pk), "topic": "orders", **RUNNABLE, **changes}
-    if "dlq_topic_override" not in changes:  # not in the console's form
-        answer = client_as("admin").post("/registry/queue/new", fields)
-        assert answer.status_code == 400 and says in answer.content
+    answer = client_as("admin").post("/registry/queue/new", fields)
+    assert answer.status_code == 400 and says in answer.content
     superuser = User.objects.create_superuser("root")
     admin_site = client_as(None)
     admin_site.force_login(superuser)

@@ -113,3 +113,33 @@ def test_markers_naming_no_delivery_of_their_partition_are_skipped(queue: QueueC
         assert view.page() == []
     finally:
         view.close()
+
+
+def test_catch_up_reads_every_marker_written_before_it_transactions_included(
+    queue: QueueConfig,
+) -> None:
+    """What a backend switch relies on: a view that has read nothing yet
+    (a refresh with no time) holds every open delivery after catch_up, and
+    gets to the end of a markers partition that holds the tracker's
+    transaction markers (a rejected message moved to the DLQ in one)."""
+    config = dataclasses.replace(queue, message_timeout_ms=600_000)  # nothing times out
+    tracker = RedeliveryTracker(config)
+    tracker.start()
+    try:
+        send(config, 2)
+        with QueueClient(config) as client:
+            rejected, kept = poll_until(client, 2)
+            client.reject(rejected, reason="to leave a transaction behind")
+            wait_for(lambda: dlq(config), 20, "the tracker's transaction")
+            view = InFlightView(config)
+            try:
+                view.refresh(budget_s=0)
+                assert view.count() == 0
+                assert view.catch_up(10)
+                assert {(d.partition, d.offset) for d in view.page()} == {
+                    (kept.partition, kept.offset)
+                }
+            finally:
+                view.close()
+    finally:
+        tracker.stop()

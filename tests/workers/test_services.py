@@ -36,3 +36,18 @@ def test_an_edited_queue_gets_a_new_key() -> None:
     after = set(wanted_services())
     assert before.isdisjoint(after) and len(after) == 1
     assert isinstance(next(iter(wanted_services().values()))(), RedeliveryTracker)
+
+
+def test_a_share_queue_gets_no_tracker_and_its_scheduler_only_with_a_backoff() -> None:
+    """The broker tracks a share queue's deliveries; its delayed retries still
+    go through our scheduler."""
+    cluster = Cluster.objects.create(name="c", bootstrap_servers="127.0.0.1:1")
+    Queue.objects.create(cluster=cluster, topic="plain", group_id="g")
+    Queue.objects.create(cluster=cluster, topic="shared", group_id="g2", backend="share")
+    Queue.objects.create(
+        cluster=cluster, topic="delayed", group_id="g3", backend="share", backoff_initial_ms=500
+    )
+    assert built(wanted_services()) == [
+        ("RedeliveryTracker", "plain"),
+        ("Scheduler", "delayed__schedules"),
+    ]

@@ -19,7 +19,7 @@ from django.db.migrations.executor import MigrationExecutor
 from kmqadmin.celery import app as celery_app
 from kmqadmin.kafka.errors import KafkaSetupError
 from kmqadmin.kafka.topics import admin_client, cluster_metadata, partition_counts
-from kmqadmin.kmq import names
+from kmqadmin.kmq import QueueConfig, share_group
 
 if TYPE_CHECKING:
     from kmqadmin.console.models import Cluster
@@ -40,17 +40,22 @@ class Check:
 
 @dataclass(frozen=True)
 class CheckedQueue:
-    """What doctor needs of a queue: where it lives and its three topics.
+    """What doctor needs of a queue: where it lives and its config.
     ``cluster`` is None for a --topic on KAFKA_BOOTSTRAP_SERVERS."""
 
-    bootstrap: str
-    topic: str
-    markers_topic: str
-    dlq_topic: str
+    config: QueueConfig
     cluster: "Cluster | None" = None
 
-    def topics(self) -> tuple[str, str, str]:
-        return self.topic, self.markers_topic, self.dlq_topic
+    @property
+    def bootstrap(self) -> str:
+        return self.config.bootstrap_servers
+
+    def topics(self) -> tuple[str, ...]:
+        """kmq: queue, markers, DLQ; share: queue, DLQ, counts."""
+        c = self.config
+        if c.backend == "share":
+            return c.topic, c.dlq_topic, c.counts_topic
+        return c.topic, c.markers_topic, c.dlq_topic
 
 
 def add_arguments(parser: ArgumentParser) -> None:
@@ -75,9 +80,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
 def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
     database = check_database()
     queues = [
-        CheckedQueue(
-            settings.KAFKA_BOOTSTRAP_SERVERS, t, names.markers_topic(t), names.dlq_topic(t)
-        )
+        CheckedQueue(QueueConfig(settings.KAFKA_BOOTSTRAP_SERVERS, t, group_id=""))
         for t in extra_topics
     ]
     if database.ok:
@@ -93,10 +96,7 @@ def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
 def registered_queues() -> list[CheckedQueue]:
     from kmqadmin.console.models import Queue
 
-    return [
-        CheckedQueue(q.cluster.bootstrap, q.topic, q.markers_topic, q.dlq_topic, q.cluster)
-        for q in Queue.objects.select_related("cluster")
-    ]
+    return [CheckedQueue(q.config(), q.cluster) for q in Queue.objects.select_related("cluster")]
 
 
 def _guarded(name: str, fix: str) -> Callable[[Callable[[], Check]], Callable[[], Check]]:
@@ -168,29 +168,56 @@ def check_kafka(
     checks = [Check("kafka", True, f"{bootstrap} answers ({len(metadata.brokers)} brokers)")]
     for queue in queues:
         checks += check_queue_topics(queue, counts)
+        if queue.config.backend == "share":
+            checks.append(check_share_group(queue.config))
     return checks
 
 
+def check_share_group(config: QueueConfig) -> Check:
+    """The queue's limits against the broker's share-group bounds."""
+    try:
+        limits = share_group.broker_limits(
+            admin_client(config.bootstrap_servers, config.kafka_config)
+        )
+        share_group.check(config, limits)
+    except share_group.ShareGroupError as exc:
+        return Check("share group", False, str(exc))
+    return Check(
+        "share group",
+        True,
+        f"{config.group_id}: delivery limit {limits.delivery_count_limit}, locks "
+        f"{limits.min_lock_ms}..{limits.max_lock_ms} ms hold {config.topic}'s settings",
+    )
+
+
 def check_queue_topics(queue: CheckedQueue, counts: dict[str, int | None]) -> list[Check]:
-    partitions = counts.get(queue.topic)
+    partitions = counts.get(queue.config.topic)
     wanted = partitions or 1
     checks = []
     for name in queue.topics():
         if counts.get(name) is None:
-            fix = f"create it with {wanted} partitions (the console's 'create topics' does)"
+            n = 1 if name == queue.config.counts_topic else wanted
+            fix = f"create it with {n} partitions (the console's 'create topics' does)"
             checks.append(Check("topic", False, f"{name} is missing", fix))
         else:
             checks.append(Check("topic", True, f"{name} ({counts[name]} partitions)"))
-    markers = counts.get(queue.markers_topic)
-    if partitions is not None and markers is not None:
-        if markers == partitions:
-            detail = f"{queue.topic} and {queue.markers_topic} both have {partitions}"
-            checks.append(Check("partitions", True, detail))
-        else:
-            detail = (
-                f"{queue.topic} has {partitions} partitions but {queue.markers_topic} has "
-                f"{markers}; markers of queue partition p go to markers partition p"
-            )
-            fix = f"give {queue.markers_topic} exactly {partitions} partitions (recreate it)"
-            checks.append(Check("partitions", False, detail, fix))
+    if queue.config.backend == "kmq":
+        checks += check_markers_partitions(queue.config, partitions, counts)
     return checks
+
+
+def check_markers_partitions(
+    config: QueueConfig, partitions: int | None, counts: dict[str, int | None]
+) -> list[Check]:
+    topic, markers_topic = config.topic, config.markers_topic
+    markers = counts.get(markers_topic)
+    if partitions is None or markers is None:
+        return []
+    if markers == partitions:
+        return [Check("partitions", True, f"{topic} and {markers_topic} both have {partitions}")]
+    detail = (
+        f"{topic} has {partitions} partitions but {markers_topic} has "
+        f"{markers}; markers of queue partition p go to markers partition p"
+    )
+    fix = f"give {markers_topic} exactly {partitions} partitions (recreate it)"
+    return [Check("partitions", False, detail, fix)]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaException
 
 from kmqadmin.kafka.message_size import max_record_bytes, producer_max_bytes
+from kmqadmin.kafka.share_groups import ShareGroupAdmin
 from kmqadmin.kmq import (
     DeadLetters,
     InFlightView,
@@ -23,6 +24,7 @@ from kmqadmin.kmq import (
     QueueGauges,
     QueueProducer,
 )
+from kmqadmin.kmq.share_counts_reader import ShareCountsReader
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
 
 _clients: dict[tuple[str, str, str], object] = {}
@@ -103,3 +105,21 @@ def record_limit(config: QueueConfig) -> int:
         with _lock:
             _clients[key] = known
     return known  # type: ignore[return-value]
+
+
+def share_group_admin(config: QueueConfig) -> ShareGroupAdmin:
+    """The share-group admin of the queue's cluster (kafka-python's I/O
+    thread and a confluent AdminClient), kept like the other clients."""
+    return _kept(_share_group_admin, config)
+
+
+def _share_group_admin(config: QueueConfig) -> ShareGroupAdmin:
+    return ShareGroupAdmin(config.bootstrap_servers, config.kafka_config)
+
+
+def share_counts(config: QueueConfig) -> ShareCountsReader:
+    return _kept(_share_counts, config)
+
+
+def _share_counts(config: QueueConfig) -> ShareCountsReader:
+    return ShareCountsReader(config.bootstrap_servers, config.counts_topic, config.kafka_config)

@@ -13,6 +13,7 @@ from kmqadmin.kmq import headers as h
 
 from ..models import Queue
 from . import clients
+from .share_limits import NO_DEADLINES, refuse_share
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,9 @@ DESCRIBED_MAX = 20_000
 
 def in_flight_page(queue: Queue, limit: int, after: tuple[int, int] | None = None) -> InFlightPage:
     """Up to ``limit`` deliveries after the cursor, with the few fields read
-    from their records: those not seen before, in one read per partition."""
+    from their records: those not seen before, in one read per partition.
+    A share queue has none to show (NotForShareQueues says why)."""
+    refuse_share(queue, NO_DEADLINES)
     config = queue.config()
     view = clients.in_flight(config)
     page = view.page(limit, after)

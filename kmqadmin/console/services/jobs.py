@@ -26,6 +26,7 @@ from django.core.exceptions import PermissionDenied
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
 from kmqadmin.kmq.replay import Replayer, purge
+from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import AuditEntry, Job, Queue
 from . import audit
@@ -44,30 +45,34 @@ def redrive_letters(
 
     Reads page by page from a seek (never the whole partition at once) and
     redrives each page with one wait for the broker. Letters that arrive
-    while it runs are included up to where it stops."""
+    while it runs are included up to where it stops. A twin letter (the same
+    failed record written twice, kmq.twin_letters) is skipped and counted:
+    its message goes back once."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
     wanted = LetterFilter.from_json(match)
     target = f"{queue.topic}/dlq/{partition}"
-    redriven = 0
-    with _audit(user_id, "bulk redrive", target, {"filter": match}, {"redriven": 0}) as entry:
-        letters = DeadLetters(queue.config())
+    counts = {"redriven": 0, "duplicates": 0}
+    with _audit(user_id, "bulk redrive", target, {"filter": match}, dict(counts)) as entry:
+        letters, twins = DeadLetters(queue.config()), TwinLetters()
         try:
             low, high = letters.bounds(partition)
             start: int | None = None
             while True:
                 page = letters.page(partition, PAGE, start, wanted)
-                letters.redrive(page.letters)
-                redriven += len(page.letters)
-                entry.after = {"redriven": redriven}
+                firsts = [letter for letter in page.letters if twins.twin_of(letter) is None]
+                letters.redrive(firsts)
+                counts["redriven"] += len(firsts)
+                counts["duplicates"] += len(page.letters) - len(firsts)
+                entry.after = dict(counts)
                 position = high if page.next_offset is None else page.next_offset
                 fraction = (position - low) / max(high - low, 1)
-                self.update_state(state="PROGRESS", meta=progress(fraction, redriven=redriven))
+                self.update_state(state="PROGRESS", meta=progress(fraction, **counts))
                 if page.next_offset is None:
                     break
                 start = page.next_offset
         finally:
             letters.close()
-    return progress(1.0, redriven=redriven)
+    return progress(1.0, **counts)
 
 
 @shared_task(bind=True, name=NAME.format("replay_range"))

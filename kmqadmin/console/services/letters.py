@@ -1,6 +1,7 @@
 """A DLQ letter as the console and the API show it, and redriving one."""
 
 import base64
+from collections.abc import Iterable
 
 from confluent_kafka import Message as KafkaMessage
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -8,6 +9,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord, hexed
 from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import Queue
 from . import audit, clients
@@ -42,6 +44,14 @@ def letter_fields(letter: KafkaMessage) -> dict:
         "encoding": encoding,
         "headers": {k: _text(v) or "" for k, v in record_headers},
     }
+
+
+def page_fields(letters: Iterable[KafkaMessage]) -> list[dict]:
+    """``letter_fields`` of a page's letters, each with ``duplicate_of``: the
+    offset of an earlier letter in the page of the same failed record (a
+    twin, kmq.twin_letters), else None. One message, not two."""
+    twins = TwinLetters()
+    return [{**letter_fields(letter), "duplicate_of": twins.twin_of(letter)} for letter in letters]
 
 
 def _undecodable_fields(exc: UndecodableRecord) -> dict:

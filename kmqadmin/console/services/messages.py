@@ -16,6 +16,7 @@ from ..models import Queue
 from . import audit, clients
 from .conflict import Conflict
 from .missing import Missing
+from .share_limits import NO_MESSAGE_ACTIONS, refuse_share
 
 MESSAGE_ACTIONS = ("ack", "retry", "extend", "reject")
 # The option an action takes, kept in its audit entry.
@@ -54,6 +55,7 @@ def act(
     kmq-id ``message_id``."""
     if action not in MESSAGE_ACTIONS:
         raise ValueError(f"unknown action {action!r}; one of {MESSAGE_ACTIONS}")
+    refuse_share(queue, NO_MESSAGE_ACTIONS)
     config = queue.config()
     delivery = _the_copy(clients.in_flight(config), queue.topic, message_id, partition, offset)
     writer, p, o = clients.marker_writer(config), delivery.partition, delivery.offset

@@ -17,7 +17,7 @@ RATE_MINUTES = 5
 @dataclass(frozen=True)
 class QueueStats:
     depth: int  # not yet taken by the workers
-    in_flight: int
+    in_flight: int | None  # None: a share queue (the broker's share group holds them)
     oldest_in_flight_ms: int | None  # age of the oldest open delivery
     dead_letters: int
     redelivered_per_min: float  # over the last RATE_MINUTES, as the trackers counted
@@ -31,16 +31,28 @@ def queue_stats(queue: Queue) -> QueueStats:
     """Offsets and the in-flight view only: no records read, so the
     dashboard can ask every few seconds."""
     config = queue.config()
-    gauges, view = clients.gauges(config), clients.in_flight(config)
-    oldest = view.oldest_deadline()
-    started = None if oldest is None else oldest - config.message_timeout_ms
+    gauges = clients.gauges(config)
     return QueueStats(
         depth=gauges.depth(),
-        in_flight=view.count(),
-        oldest_in_flight_ms=None if started is None else max(0, now_ms() - started),
+        **(_in_flight(queue) if queue.backend == "kmq" else _NO_IN_FLIGHT_VIEW),
         dead_letters=gauges.dead_letters(),
         **rates(queue),
     )
+
+
+# A share queue has no markers to count open deliveries from.
+_NO_IN_FLIGHT_VIEW = {"in_flight": None, "oldest_in_flight_ms": None}
+
+
+def _in_flight(queue: Queue) -> dict[str, int | None]:
+    config = queue.config()
+    view = clients.in_flight(config)
+    oldest = view.oldest_deadline()
+    started = None if oldest is None else oldest - config.message_timeout_ms
+    return {
+        "in_flight": view.count(),
+        "oldest_in_flight_ms": None if started is None else max(0, now_ms() - started),
+    }
 
 
 def rates(queue: Queue) -> dict[str, float]:

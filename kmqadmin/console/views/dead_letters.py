@@ -9,7 +9,7 @@ from ..forms import LetterFilterForm
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.jobs import redrive_letters, start
-from ..services.letters import letter_fields
+from ..services.letters import page_fields
 from ..services.letters import redrive as redrive_letter
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
@@ -39,7 +39,7 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "queue": queue,
         "form": form,
         "partitions": partitions,
-        "letters": [letter_fields(letter) for letter in page.letters] if page else [],
+        "letters": page_fields(page.letters) if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
     }

@@ -1,4 +1,5 @@
-"""A queue's page (live in-flight table) and the actions on its messages."""
+"""A queue's page (live in-flight table, or a share queue's group) and the
+actions on its messages."""
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -6,17 +7,21 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from kmqadmin.kafka.share_groups import GroupNotEmpty
+
 from .. import charts
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
-from ..services import audit, clients, registered
+from ..reset_form import ShareResetForm
+from ..services import audit, clients, registered, share_groups
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
+from ..services.share_limits import NO_DEADLINES, NO_PURGE, NotForShareQueues, refuse_share
 from .flash import flash
 from .tasks import started
 
@@ -31,6 +36,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
     queue = queue_or_404(request, topic)
     context = {
         "queue": queue,
+        "no_deadlines": NO_DEADLINES,
         "hours": charts.HOURS,
         "counts": charts.counts_chart([queue]),
         "latency": charts.latency_chart(queue),
@@ -38,6 +44,8 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
         "can_act": role >= Role.OPERATOR,
         "is_admin": role >= Role.ADMIN,
     }
+    if queue.backend == "share":
+        context |= {"share": share_groups.view(queue), "share_reset": ShareResetForm()}
     return render(request, "console/queue.html", context)
 
 
@@ -78,7 +86,9 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     story = clients.lifecycle(queue.config()).find(message_id)
     if story is None:
         raise Http404(f"no message {message_id} on {topic}")
-    in_flight = clients.in_flight(queue.config()).find(message_id)
+    in_flight = (
+        None if queue.backend == "share" else clients.in_flight(queue.config()).find(message_id)
+    )
     first = story.first
     raw = None
     if story.first_headers is None:  # undecodable: read them again as bytes
@@ -86,7 +96,13 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     return render(
         request,
         "console/message.html",
-        {"queue": queue, "story": story, "in_flight": in_flight, "raw": raw},
+        {
+            "queue": queue,
+            "story": story,
+            "in_flight": in_flight,
+            "raw": raw,
+            "no_deadlines": NO_DEADLINES,
+        },
     )
 
 
@@ -115,6 +131,35 @@ def replay(request: HttpRequest, topic: str) -> HttpResponse:
 
 @admin
 @require_POST
+def reset_share_group(request: HttpRequest, topic: str) -> HttpResponse:
+    """Moves an empty share group's start offset: 409 with why while
+    consumers are connected (or the queue has no share group)."""
+    queue = queue_or_404(request, topic)
+    form = ShareResetForm(request.POST)
+    if not form.is_valid():
+        return flash(request, form.errors.as_text(), ok=False, status=400)
+    try:
+        result = share_groups.reset(request.user, queue, form.position())
+    except (GroupNotEmpty, Conflict) as exc:
+        return flash(request, str(exc), ok=False, status=409)
+    except share_groups.BROKER_ERRORS as exc:
+        return flash(request, str(exc), ok=False, status=502)
+    moved = ", ".join(f"{p}→{o}" for p, o in sorted(result.offsets.items()))
+    refused = "; ".join(f"partition {p}: {e}" for p, e in sorted(result.errors.items()))
+    return flash(
+        request,
+        f"start offsets: {moved}" + (f"; refused: {refused}" if refused else ""),
+        ok=not refused,
+    )
+
+
+@admin
+@require_POST
 def purge(request: HttpRequest, topic: str) -> HttpResponse:
-    job = start(purge_queue, request.user, queue_or_404(request, topic).pk, request.user.pk)
+    queue = queue_or_404(request, topic)
+    try:
+        refuse_share(queue, NO_PURGE)
+    except NotForShareQueues as exc:
+        return flash(request, str(exc), ok=False, status=409)
+    job = start(purge_queue, request.user, queue.pk, request.user.pk)
     return started(request, job)

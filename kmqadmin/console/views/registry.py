@@ -39,6 +39,7 @@ def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResp
     instance = get_object_or_404(model, pk=pk) if pk is not None else None
     before = _fields(model_to_dict(instance)) if instance else None
     form = form_class(request.POST or None, instance=instance)
+    form.user = request.user  # whose a refused backend switch is (QueueForm)
     if request.method == "POST" and form.is_valid():
         # Validated, so the intent is what will be saved (form.instance holds it).
         with audit.action(

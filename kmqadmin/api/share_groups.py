@@ -1,0 +1,134 @@
+"""The REST API for a share queue's group: what the console's section shows,
+and the admin-only reset of its start offset.
+
+Serializers live here with their two views: nothing else uses them.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from kmqadmin.console.services import share_groups
+from kmqadmin.console.services.roles import Role
+from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kafka.share_groups import Member
+
+from .queues import QueueAPIView
+
+
+class MemberSerializer(serializers.Serializer):
+    member_id = serializers.CharField()
+    client_id = serializers.CharField()
+    host = serializers.CharField()
+    assignment = serializers.SerializerMethodField(help_text="the topic-partitions it consumes")
+
+    def get_assignment(self, member: Member) -> list[dict]:
+        return [{"topic": t, "partition": p} for t, p in member.assignment]
+
+
+class GroupSerializer(serializers.Serializer):
+    exists = serializers.BooleanField(help_text="false: no consumer joined yet")
+    state = serializers.CharField(help_text="Empty, Stable, Dead… as the coordinator says")
+    epoch = serializers.IntegerField()
+    members = MemberSerializer(many=True)
+
+
+class PartitionProgressSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    start_offset = serializers.IntegerField(
+        allow_null=True,
+        help_text="share-partition start offset (everything below is done); null: not started",
+    )
+    log_start = serializers.IntegerField()
+    end = serializers.IntegerField(help_text="high watermark")
+    lag = serializers.IntegerField(allow_null=True)
+    lag_exact = serializers.BooleanField(
+        help_text="false: end minus start, an upper bound (records past the start may be "
+        "acknowledged out of order)"
+    )
+    error = serializers.CharField(allow_null=True)
+
+
+class SettingsSerializer(serializers.Serializer):
+    lock_duration_ms = serializers.IntegerField()
+    auto_offset_reset = serializers.CharField()
+    isolation_level = serializers.CharField()
+    delivery_count_limit = serializers.IntegerField(help_text="the broker's")
+    min_lock_duration_ms = serializers.IntegerField()
+    max_lock_duration_ms = serializers.IntegerField()
+
+
+class MinuteSerializer(serializers.Serializer):
+    minute = serializers.IntegerField(help_text="epoch ms, start of the minute")
+    accepted = serializers.IntegerField()
+    released = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    dead_lettered = serializers.IntegerField()
+    delayed = serializers.IntegerField()
+
+
+class CountsSerializer(serializers.Serializer):
+    minutes = MinuteSerializer(many=True, help_text="the last hour, oldest first")
+    bad_records = serializers.IntegerField()
+    complete = serializers.BooleanField()
+
+
+class ShareGroupSerializer(serializers.Serializer):
+    group = GroupSerializer(allow_null=True)
+    progress = PartitionProgressSerializer(many=True)
+    settings = SettingsSerializer(allow_null=True)
+    counts = CountsSerializer(allow_null=True)
+    errors = serializers.ListField(
+        child=serializers.CharField(), help_text="what the broker did not answer, and why"
+    )
+
+
+class ResetSerializer(serializers.Serializer):
+    to = serializers.ChoiceField(choices=["earliest", "latest", "time"])
+    at = serializers.DateTimeField(required=False, help_text="with to=time; ISO 8601")
+
+    def validate(self, data: dict) -> dict:
+        if data["to"] == "time" and data.get("at") is None:
+            raise serializers.ValidationError({"at": "resetting to a time needs the time"})
+        if data.get("at") is not None and epoch_ms(data["at"]) < 0:
+            raise serializers.ValidationError({"at": "the time must be after 1970"})
+        return data
+
+
+class ResetDoneSerializer(serializers.Serializer):
+    offsets = serializers.DictField(
+        child=serializers.IntegerField(), help_text="partition: its new start offset"
+    )
+    errors = serializers.DictField(
+        child=serializers.CharField(), help_text="partition: why the broker refused it"
+    )
+
+
+class ShareGroupView(QueueAPIView):
+    @extend_schema(operation_id="queues_share_group", responses=ShareGroupSerializer)
+    def get(self, request: Request, topic: str) -> Response:
+        """A share queue's group: members, start offsets and lag, settings and
+        the last hour's per-minute counts (409 for a kmq queue)."""
+        shown = share_groups.view(self.queue(topic))
+        return Response(ShareGroupSerializer(shown).data)
+
+
+class ShareGroupReset(QueueAPIView):
+    write_role = Role.ADMIN
+
+    @extend_schema(
+        operation_id="queues_share_group_reset",
+        request=ResetSerializer,
+        responses=ResetDoneSerializer,
+    )
+    def post(self, request: Request, topic: str) -> Response:
+        """Moves the share group's start offset on every partition (admins;
+        audited). 409 while consumers are connected."""
+        queue = self.queue(topic)
+        body = ResetSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        to = epoch_ms(data["at"]) if data["to"] == "time" else data["to"]
+        result = share_groups.reset(request.user, queue, to)
+        return Response(ResetDoneSerializer(result).data)

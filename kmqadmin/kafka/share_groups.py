@@ -1,0 +1,368 @@
+"""What an operator needs to know about one share group (KIP-932), and the one
+change they may make: moving an empty group's start offset.
+
+confluent-kafka 2.16 (and its librdkafka) has no share-group admin call at
+all, so the group's members and start offsets travel over the Kafka protocol
+through kafka-python, with our own schemas for the three messages
+(``kmqadmin.kafka.protocol``). Configs, watermarks and offsets for a time
+come from confluent-kafka's AdminClient, which has them. Every call is
+bounded by the admin's ``timeout_s``; a broker that does not speak the
+share-group APIs gives ShareGroupsUnsupported, any other broker error
+ShareGroupError, never a hang.
+"""
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import kafka.errors as protocol_errors
+from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.metadata import CoordinatorType
+
+from .errors import KafkaSetupError
+from .protocol import (
+    AlterShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsRequest,
+    ShareGroupDescribeRequest,
+)
+from .protocol_config import protocol_config
+from .topics import admin_client
+
+Position = Literal["earliest", "latest"] | int  # an int is a time, epoch ms
+_NOT_FOUND = protocol_errors.GroupIdNotFoundError.errno
+_NOT_EMPTY = protocol_errors.NonEmptyGroupError.errno
+
+
+class ShareGroupError(RuntimeError):
+    """The broker refused or failed a share-group call; the message says why."""
+
+
+class ShareGroupsUnsupported(ShareGroupError, KafkaSetupError):
+    """The cluster does not speak KIP-932's share-group admin APIs."""
+
+
+class GroupNotEmpty(ShareGroupError):
+    """A start offset can only move while no consumer is in the group."""
+
+
+@dataclass(frozen=True)
+class Member:
+    member_id: str
+    client_id: str
+    host: str
+    assignment: tuple[tuple[str, int], ...]  # (topic, partition), sorted
+
+
+@dataclass(frozen=True)
+class ShareGroup:
+    """A group as its coordinator describes it. One that does not exist yet
+    (no consumer has joined, no offset was set) has ``exists`` False."""
+
+    group_id: str
+    exists: bool
+    state: str = ""
+    epoch: int = 0
+    members: tuple[Member, ...] = ()
+
+
+@dataclass(frozen=True)
+class PartitionProgress:
+    """Where the group stands on one partition.
+
+    ``start_offset`` is the share-partition start offset as the share
+    coordinator persisted it: every record below it is done (accepted,
+    rejected or archived). It may trail the broker's live state by one
+    acknowledgement write. Records from it to ``end`` may be acquired and
+    acknowledged out of order, so end minus start is only an upper bound on
+    what is left; a 4.2 broker counts the records acknowledged past the start
+    too and says the exact ``lag`` (``lag_exact``), an older one leaves the
+    upper bound. Start and lag are None while the group has not yet started on
+    the partition.
+    """
+
+    partition: int
+    start_offset: int | None
+    log_start: int
+    end: int
+    lag: int | None
+    lag_exact: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class _Start:
+    offset: int | None
+    lag: int  # the broker's, -1 when it does not know
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ShareSettings:
+    """The group's effective configs and the broker's bounds on them."""
+
+    lock_duration_ms: int
+    auto_offset_reset: str
+    isolation_level: str
+    delivery_count_limit: int
+    min_lock_duration_ms: int
+    max_lock_duration_ms: int
+
+
+@dataclass(frozen=True)
+class ResetResult:
+    """The start offsets asked for, per partition, and the partitions the
+    broker refused with why (the others moved)."""
+
+    offsets: dict[int, int]
+    errors: dict[int, str] = field(default_factory=dict)
+
+
+class ShareGroupAdmin:
+    """Share-group admin for one cluster. Thread-safe: the web process keeps
+    one per queue (kafka-python runs its I/O on a thread of its own)."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        kafka_config: Mapping[str, Any] | None = None,
+        timeout_s: float = 5.0,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self._admin = admin_client(bootstrap_servers, kafka_config)
+        try:
+            self._protocol = KafkaAdminClient(
+                **protocol_config(bootstrap_servers, kafka_config, timeout_s)
+            )
+        except protocol_errors.KafkaError as exc:
+            raise ShareGroupError(f"cannot reach Kafka at {bootstrap_servers}: {exc}") from None
+
+    def close(self) -> None:
+        self._protocol.close()
+
+    def describe(self, group_id: str) -> ShareGroup:
+        response = self._at_coordinator(group_id, ShareGroupDescribeRequest(group_ids=[group_id]))
+        (group,) = response.groups
+        if group.error_code == _NOT_FOUND:
+            return ShareGroup(group_id, exists=False)
+        _raise_for(group.error_code, group.error_message, f"describing share group {group_id}")
+        return ShareGroup(
+            group_id,
+            exists=True,
+            state=group.group_state,
+            epoch=group.group_epoch,
+            members=tuple(_member(m) for m in group.members),
+        )
+
+    def progress(self, group_id: str, topic: str) -> list[PartitionProgress]:
+        """Start offset and lag per partition of ``topic``, in partition order."""
+        partitions = self._partitions(topic)
+        starts = self._start_offsets(group_id, topic, partitions)
+        low = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.earliest()))
+        high = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.latest()))
+        unknown = _Start(None, -1, None)
+        return [_progress(p, starts.get(p, unknown), low[p], high[p]) for p in partitions]
+
+    def settings(self, group_id: str) -> ShareSettings:
+        group = self._configs(ConfigResource(ResourceType.GROUP, group_id))
+        broker = self._configs(ConfigResource(ResourceType.BROKER, str(self._a_broker())))
+        try:
+            return ShareSettings(
+                lock_duration_ms=int(group["share.record.lock.duration.ms"]),
+                auto_offset_reset=group["share.auto.offset.reset"],
+                isolation_level=group["share.isolation.level"],
+                delivery_count_limit=int(broker["group.share.delivery.count.limit"]),
+                min_lock_duration_ms=int(broker["group.share.min.record.lock.duration.ms"]),
+                max_lock_duration_ms=int(broker["group.share.max.record.lock.duration.ms"]),
+            )
+        except KeyError as missing:
+            raise ShareGroupsUnsupported(
+                f"the broker reports no {missing.args[0]}: it has no share groups (KIP-932 "
+                "needs Apache Kafka 4.1 or later with share groups enabled)"
+            ) from None
+
+    def reset_start_offset(self, group_id: str, topic: str, to: Position) -> ResetResult:
+        """Moves the group's start offset on every partition of ``topic`` to
+        the earliest or latest record, or to the first record at or after a
+        time (the end where there is none). Refused with GroupNotEmpty while
+        the group has members, as the broker refuses it."""
+        if to not in ("earliest", "latest") and (type(to) is not int or to < 0):
+            raise ValueError(f"reset to 'earliest', 'latest' or a time in epoch ms, not {to!r}")
+        group = self.describe(group_id)
+        if group.members:
+            raise GroupNotEmpty(_not_empty(group_id, len(group.members)))
+        offsets = self._resolve(topic, self._partitions(topic), to)
+        request = AlterShareGroupOffsetsRequest(
+            group_id=group_id,
+            topics=[
+                AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic(
+                    topic_name=topic,
+                    partitions=[_alter_partition(p, o) for p, o in offsets.items()],
+                )
+            ],
+        )
+        response = self._at_coordinator(group_id, request)
+        if response.error_code == _NOT_EMPTY:
+            raise GroupNotEmpty(_not_empty(group_id, None))
+        _raise_for(response.error_code, response.error_message, f"resetting {group_id}")
+        errors = {
+            p.partition_index: _error_text(p.error_code, p.error_message)
+            for t in response.responses
+            for p in t.partitions
+            if p.error_code
+        }
+        return ResetResult(offsets, errors)
+
+    def _resolve(self, topic: str, partitions: list[int], to: Position) -> dict[int, int]:
+        if to == "earliest":
+            return self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.earliest()))
+        ends = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.latest()))
+        if to == "latest":
+            return ends
+        found = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.for_timestamp(to)))
+        return {p: ends[p] if found[p] < 0 else found[p] for p in partitions}
+
+    def _start_offsets(self, group_id: str, topic: str, partitions: list[int]) -> dict[int, _Start]:
+        R = DescribeShareGroupOffsetsRequest
+        group = R.DescribeShareGroupOffsetsRequestGroup
+        request = R(
+            groups=[
+                group(
+                    group_id=group_id,
+                    topics=[
+                        group.DescribeShareGroupOffsetsRequestTopic(
+                            topic_name=topic, partitions=partitions
+                        )
+                    ],
+                )
+            ]
+        )
+        (described,) = self._at_coordinator(group_id, request).groups
+        if described.error_code == _NOT_FOUND:
+            return {}
+        _raise_for(described.error_code, described.error_message, f"offsets of {group_id}")
+        return {
+            p.partition_index: _Start(
+                p.start_offset if p.start_offset >= 0 else None,
+                p.lag,
+                _error_text(p.error_code, p.error_message) if p.error_code else None,
+            )
+            for t in described.topics
+            for p in t.partitions
+        }
+
+    def _at_coordinator(self, group_id: str, request: Any) -> Any:
+        """``request`` answered by the group's coordinator, found again when
+        it moved or was still loading, until the timeout."""
+        return self._run(lambda: self._coordinated(group_id, request))
+
+    async def _coordinated(self, group_id: str, request: Any) -> Any:
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                node = await self._protocol._find_coordinator_id(group_id)
+                response = await self._protocol._manager.send(request, node_id=node)
+            except protocol_errors.KafkaError as exc:
+                if not exc.retriable or time.monotonic() >= deadline:
+                    raise
+                response = None
+            if response is not None and (
+                not _coordinator_moved(_first_error(response)) or time.monotonic() >= deadline
+            ):
+                return response
+            # Ask again where the group lives (kafka-python keeps the answer).
+            known = self._protocol._manager.cluster._coordinators
+            known.pop((CoordinatorType.GROUP, group_id), None)
+            await self._protocol._net.sleep(0.1)
+
+    def _run(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        try:
+            return self._protocol._manager.run(call)
+        except protocol_errors.IncompatibleBrokerVersion as exc:
+            raise ShareGroupsUnsupported(
+                f"the broker does not speak the share-group admin APIs ({exc}); KIP-932 "
+                "needs Apache Kafka 4.1 or later with share groups enabled"
+            ) from None
+        except protocol_errors.KafkaError as exc:
+            raise ShareGroupError(f"share-group call failed: {exc}") from None
+
+    def _partitions(self, topic: str) -> list[int]:
+        metadata = self._admin.list_topics(topic, timeout=self.timeout_s).topics.get(topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            why = metadata.error if metadata is not None and metadata.error else "no partitions"
+            raise ShareGroupError(f"topic {topic}: {why}")
+        return sorted(metadata.partitions)
+
+    def _a_broker(self) -> int:
+        return min(self._admin.list_topics(timeout=self.timeout_s).brokers)
+
+    def _list_offsets(self, topic: str, specs: Mapping[int, OffsetSpec]) -> dict[int, int]:
+        asked = {TopicPartition(topic, p): spec for p, spec in specs.items()}
+        try:
+            futures = self._admin.list_offsets(asked, request_timeout=self.timeout_s)
+            return {tp.partition: f.result(self.timeout_s).offset for tp, f in futures.items()}
+        except (KafkaException, TimeoutError) as exc:
+            raise ShareGroupError(f"offsets of {topic}: {exc}") from None
+
+    def _configs(self, resource: ConfigResource) -> dict[str, str]:
+        try:
+            future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)
+            described = future[resource].result(self.timeout_s)
+        except (KafkaException, TimeoutError) as exc:
+            raise ShareGroupError(f"configs of {resource}: {exc}") from None
+        return {name: entry.value for name, entry in described.items()}
+
+
+def _member(m: Any) -> Member:
+    topics = m.assignment.topic_partitions
+    assigned = sorted((t.topic_name, p) for t in topics for p in t.partitions)
+    return Member(m.member_id, m.client_id, m.client_host.lstrip("/"), tuple(assigned))
+
+
+def _progress(partition: int, start: _Start, log_start: int, end: int) -> PartitionProgress:
+    if start.offset is None:
+        return PartitionProgress(partition, None, log_start, end, None, error=start.error)
+    exact = start.lag >= 0
+    lag = start.lag if exact else max(0, end - max(start.offset, log_start))
+    return PartitionProgress(partition, start.offset, log_start, end, lag, exact, start.error)
+
+
+def _alter_partition(partition: int, offset: int) -> Any:
+    topic = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
+    return topic.AlterShareGroupOffsetsRequestPartition(
+        partition_index=partition, start_offset=offset
+    )
+
+
+def _first_error(response: Any) -> int:
+    if hasattr(response, "error_code"):
+        return response.error_code
+    return next((g.error_code for g in response.groups if g.error_code), 0)
+
+
+def _coordinator_moved(code: int) -> bool:
+    return code in (
+        protocol_errors.NotCoordinatorError.errno,
+        protocol_errors.CoordinatorNotAvailableError.errno,
+        protocol_errors.CoordinatorLoadInProgressError.errno,
+    )
+
+
+def _error_text(code: int, message: str | None) -> str:
+    name = protocol_errors.for_code(code).__name__
+    return f"{name}: {message}" if message else name
+
+
+def _raise_for(code: int, message: str | None, doing: str) -> None:
+    if code:
+        raise ShareGroupError(f"{doing}: {_error_text(code, message)}")
+
+
+def _not_empty(group_id: str, members: int | None) -> str:
+    who = f"{members} consumer(s) are" if members else "consumers are"
+    return (
+        f"share group {group_id} is not empty: {who} connected; stop them first "
+        "(the broker moves a start offset only while no one consumes)"
+    )

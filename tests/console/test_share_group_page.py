@@ -1,0 +1,111 @@
+"""A share queue's page: its group's members, offsets, settings and counts
+from the real broker, no in-flight table, and the admin-only reset."""
+
+import pytest
+from confluent_kafka import Producer
+from django.test import Client
+
+from kmqadmin.console.models import AuditEntry, Cluster, Queue
+from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
+from tests.console.conftest import client_as
+from tests.process import wait_for
+from tests.share_helpers import Sharer, read_from_earliest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def share_queue(kafka: EmbeddedBroker, topic: str) -> Queue:
+    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
+    queue = Queue.objects.create(
+        cluster=cluster, topic=topic, group_id=f"{topic}-workers", backend="share"
+    )
+    queue.config().ensure_topics(partitions=2)
+    read_from_earliest(kafka.bootstrap_servers, queue.group_id)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for partition in (0, 1):
+        producer.produce(topic, b"work", partition=partition)
+    last = minute_of(now_ms()) - MINUTE_MS
+    producer.produce(queue.config().counts_topic, ShareCounts(last, accepted=42).encode())
+    producer.produce(queue.config().counts_topic, b"junk")
+    assert producer.flush(10) == 0
+    return queue
+
+
+def sharer(kafka: EmbeddedBroker, queue: Queue) -> Sharer:
+    return Sharer(kafka.bootstrap_servers, queue.group_id, queue.topic, client_id="worker-7")
+
+
+def test_the_page_shows_a_running_consumer_and_no_in_flight_table(
+    kafka: EmbeddedBroker, share_queue: Queue
+) -> None:
+    viewer = client_as("viewer")
+    with sharer(kafka, share_queue) as consumer:
+        consumer.accept(2)
+        page = wait_for(
+            lambda: (
+                b"data-member" in (got := viewer.get(f"/queues/{share_queue.topic}/")).content
+                and got
+            ),
+            30,
+            "the member on the page",
+        )
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "worker-7" in html and f"{share_queue.topic}:0, {share_queue.topic}:1" in html
+    assert 'data-partition="0"' in html and 'data-partition="1"' in html
+    assert "Delivery limit 5" in html and "acquisition lock 30000 ms" in html
+    assert "<td>42</td>" in html and "1 unreadable record skipped" in html
+    assert "no in-flight table and no per-message deadline" in html
+    assert "in-flight/" not in html and 'id="in-flight"' not in html  # no live table
+    assert "Reset the share group" not in html  # admins only
+
+
+def test_a_broker_error_is_shown_and_the_page_still_answers(share_queue: Queue) -> None:
+    Cluster.objects.filter(pk=share_queue.cluster_id).update(bootstrap_servers="127.0.0.1:1")
+    page = client_as("viewer").get(f"/queues/{share_queue.topic}/")
+    assert page.status_code == 200
+    assert b"Kafka: share group" in page.content
+
+
+def reset(client: Client, queue: Queue, **form: str):
+    return client.post(f"/queues/{queue.topic}/share-group/reset", form)
+
+
+def test_the_reset_is_for_admins_refused_while_connected_and_audited(
+    kafka: EmbeddedBroker, share_queue: Queue
+) -> None:
+    for role in ("viewer", "operator"):
+        assert reset(client_as(role), share_queue, to="earliest").status_code == 403
+    admin = client_as("admin")
+    assert "Reset the share group" in admin.get(f"/queues/{share_queue.topic}/").content.decode()
+    assert reset(admin, share_queue, to="sometime").status_code == 400
+    assert reset(admin, share_queue, to="time").status_code == 400  # no time given
+    with sharer(kafka, share_queue) as consumer:
+        consumer.accept(2)
+        refused = reset(admin, share_queue, to="earliest")
+    assert refused.status_code == 409 and b"is not empty" in refused.content
+    wait_for(
+        lambda: b"data-member" not in admin.get(f"/queues/{share_queue.topic}/").content,
+        30,
+        "the consumer to leave",
+    )
+    done = reset(admin, share_queue, to="earliest")
+    assert done.status_code == 200 and "0→0, 1→0" in done.content.decode()
+    entries = list(
+        AuditEntry.objects.filter(action="reset share group start offset").order_by("pk")
+    )
+    assert [e.status for e in entries] == ["failed", "done"]
+    assert entries[1].user.username == "admin" and entries[1].before == {"to": "earliest"}
+    assert entries[1].after == {"offsets": {"0": 0, "1": 0}, "errors": {}}
+    with sharer(kafka, share_queue) as consumer:
+        assert len(consumer.accept(2)) == 2  # delivered again after the reset
+
+
+def test_a_kmq_queue_has_no_share_group_to_reset(registered: Queue) -> None:
+    admin = client_as("admin")
+    assert b"Share group" not in admin.get(f"/queues/{registered.topic}/").content
+    refused = reset(admin, registered, to="latest")
+    assert refused.status_code == 409 and b"has no share group" in refused.content

@@ -1,0 +1,101 @@
+"""Share queues under kill -9: records a dead worker held come back after
+their lock, nothing is lost, and a DLQ move is at-least-once."""
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kmq import QueueClient, QueueConfig
+from kmqadmin.kmq import headers as h
+from tests.kafka_helpers import read_all
+from tests.kmq.test_crashes import spawn
+from tests.process import kill9, wait_for
+from tests.queue_helpers import send
+
+
+@pytest.fixture
+def share_queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
+    config = QueueConfig(
+        bootstrap_servers=kafka.bootstrap_servers,
+        topic=topic,
+        group_id=f"{topic}-workers",
+        message_timeout_ms=2000,
+        max_redeliveries=3,
+        backend="share",
+    )
+    config.ensure_topics(partitions=2)
+    return config
+
+
+def kill_workers(
+    module: str, queue: QueueConfig, log: Path, kills: int, seed: int, *args: str
+) -> None:
+    rng = random.Random(seed)
+    for _ in range(kills):
+        worker = spawn(module, queue, str(log), *args)
+        wait_for(lambda: log.exists() and log.stat().st_size > 0, 30, "the worker to start")
+        time.sleep(rng.uniform(0.3, 1.5))  # a random point in its work, not a wait
+        kill9(worker)
+
+
+def test_kill_9_worker_holding_records_loses_nothing(
+    share_queue: QueueConfig, tmp_path: Path
+) -> None:
+    n = 5000  # at 1 ms of work each, more than the workers get through
+    send(share_queue, n)
+    log = tmp_path / "processed"
+    kill_workers("run_worker", share_queue, log, 3, 3, "0.001")
+    noted = log.read_bytes().split()
+    processed = set(noted)
+    redelivered = len(noted) - len(processed)  # handed out again after a kill
+    with QueueClient(share_queue) as client:
+
+        def drained() -> bool:
+            nonlocal redelivered
+            for m in client.poll(500, 0.2):
+                processed.add(m.value)
+                redelivered += m.delivery_count > 1
+                client.ack(m)
+            return len(processed) == n
+
+        wait_for(drained, 120, "every message processed", every=0)
+    assert processed == {f"m{i}".encode() for i in range(n)}
+    assert redelivered > 0, (len(noted), len(processed))  # what the dead workers held came back
+    assert read_all(share_queue, share_queue.dlq_topic, partitions=2) == []
+
+
+def test_kill_9_worker_mid_dlq_moves_loses_no_letter(
+    share_queue: QueueConfig, tmp_path: Path
+) -> None:
+    """Killed between writing a letter and its ACCEPT, a worker leaves the
+    record to come back and be dead-lettered again: a duplicate letter with
+    the same kmq-id, never a lost one."""
+    n = 5000
+    send(share_queue, n)
+    log = tmp_path / "processed"
+    kill_workers("run_rejecting_worker", share_queue, log, kills=3, seed=5)
+    poison = {f"m{i}".encode() for i in range(0, n, 10)}
+    acked: set[bytes] = set()
+    with QueueClient(share_queue) as client:
+
+        def drained() -> bool:
+            for m in client.poll(500, 0.2):
+                if m.value in poison:
+                    client.reject(m, reason="poison")
+                else:
+                    client.ack(m)
+                    acked.add(m.value)
+            return len(acked | set(log.read_bytes().split()) - poison) == n - len(poison)
+
+        wait_for(drained, 120, "every good message processed", every=0)
+        client.flush()
+    letters = read_all(share_queue, share_queue.dlq_topic, partitions=2)
+    dead = Counter(r.value() for r in letters)
+    assert set(dead) == poison
+    ids = {(r.value(), h.find(r.headers(), h.MESSAGE_ID)) for r in letters}
+    assert len(ids) == len(poison)  # a duplicate letter names the same message
+    assert {h.find(r.headers(), h.DLQ_REASON) for r in letters} == {b"rejected"}

@@ -1,0 +1,283 @@
+"""The share backend on the real broker: QueueClient's API over a share group."""
+
+import dataclasses
+import threading
+import time
+from collections import Counter
+
+import pytest
+from confluent_kafka.admin import ConfigResource, ResourceType
+
+from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kmq import (
+    Backoff,
+    NoRenew,
+    QueueClient,
+    QueueConfig,
+    QueueProducer,
+    RedeliveryTracker,
+    ShareQueueClient,
+    UnsettledMessages,
+    share_counts,
+)
+from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.share_group import ShareGroupError, configure
+from kmqadmin.scheduler import Scheduler
+from tests.kafka_helpers import read_all
+from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
+from tests.raw_produce import RawRecord, produce_raw
+
+
+@pytest.fixture
+def share_queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
+    config = QueueConfig(
+        bootstrap_servers=kafka.bootstrap_servers,
+        topic=topic,
+        group_id=f"{topic}-workers",
+        message_timeout_ms=2000,
+        max_redeliveries=2,
+        backend="share",
+    )
+    config.ensure_topics(partitions=1)
+    return config
+
+
+def letters(queue: QueueConfig) -> list:
+    return read_all(queue, queue.dlq_topic, partitions=1)
+
+
+def test_queue_client_is_a_share_client_for_a_share_queue(share_queue: QueueConfig) -> None:
+    with QueueClient(share_queue) as client:
+        assert isinstance(client, ShareQueueClient)
+    assert (
+        share_queue.markers_topic
+        not in admin_client(share_queue.bootstrap_servers).list_topics(timeout=10).topics
+    )
+
+
+def test_four_consumers_on_one_partition_each_get_distinct_records(
+    share_queue: QueueConfig,
+) -> None:
+    """More consumers than partitions: the broker hands each record to one
+    member, and every record is processed once. The broker acquires whole
+    producer batches for one member, so the records go in batches of 10,
+    and the lock (the message timeout) covers a member's whole fetch."""
+    share_queue = dataclasses.replace(share_queue, message_timeout_ms=30_000)
+    n = 400
+    seen: dict[int, list[bytes]] = {i: [] for i in range(4)}
+    stop = threading.Event()
+
+    def work(i: int) -> None:
+        with ShareQueueClient(share_queue, max_poll_records=10) as client:
+            while not stop.is_set():
+                for m in client.poll(10, 0.2):
+                    seen[i].append(m.value)
+                    time.sleep(0.005)  # the work itself: lets the others fetch meanwhile
+                    client.ack(m)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for worker in workers:
+        worker.start()
+    try:
+        producer = QueueProducer(share_queue)
+        for i in range(n):
+            producer.send(f"m{i}".encode())
+            if i % 10 == 9:
+                producer.flush()
+        wait_for(lambda: sum(map(len, seen.values())) >= n, 60, f"{n} messages processed")
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join(30)
+    everything = Counter(v for values in seen.values() for v in values)
+    assert set(everything) == {f"m{i}".encode() for i in range(n)}
+    assert {v: c for v, c in everything.items() if c > 1} == {}
+    assert sum(1 for values in seen.values() if values) >= 2, {i: len(v) for i, v in seen.items()}
+
+
+def test_release_redelivers_with_the_count_plus_one(share_queue: QueueConfig) -> None:
+    send(share_queue, 1, headers={"trace": b"abc"})
+    with QueueClient(share_queue) as client:
+        [first] = poll_until(client, 1)
+        assert first.delivery_count == 1 and first.id == f"{share_queue.topic}/0/0"
+        client.release(first)
+        [second] = poll_until(client, 1)
+        assert (second.value, second.delivery_count, second.id) == (b"m0", 2, first.id)
+        assert h.find(second.headers, "trace") == b"abc"
+        client.ack(second)
+    assert letters(share_queue) == []
+
+
+def test_reject_moves_it_to_our_dlq_with_reason_and_headers(share_queue: QueueConfig) -> None:
+    send(share_queue, 2, headers={"trace": b"abc"})
+    with QueueClient(share_queue) as client:
+        poison, good = sorted(poll_until(client, 2), key=lambda m: m.offset)
+        client.reject(poison, reason="no such customer")
+        client.ack(good)
+        client.flush()
+        assert client.poll(10, 1.0) == []  # neither comes back
+    [letter] = wait_for(lambda: letters(share_queue), 20, "the dead letter")
+    found = dict(letter.headers())
+    assert (letter.key(), letter.value()) == (b"k0", b"m0")
+    assert letter.timestamp()[1] == poison.timestamp
+    assert found["trace"] == b"abc" and found[h.MESSAGE_ID] == poison.id.encode()
+    assert (found[h.DLQ_REASON], found[h.DLQ_DETAIL]) == (b"rejected", b"no such customer")
+
+
+def test_over_the_delivery_limit_it_goes_to_the_dlq_unseen(share_queue: QueueConfig) -> None:
+    """max_redeliveries 0: a worker that leaves without settling it gives it
+    back to the broker; its next delivery is dead-lettered, not handed out."""
+    queue = dataclasses.replace(share_queue, max_redeliveries=0)
+    send(queue, 1)
+    client = QueueClient(queue)
+    [first] = poll_until(client, 1)
+    assert first.delivery_count == 1
+    client._consumer.close()  # gone without a word: the broker releases what it held
+    with QueueClient(queue) as other:
+        wait_for(lambda: other.poll(10, 0.2) == [] and letters(queue), 30, "the dead letter")
+    [letter] = letters(queue)
+    assert h.find(letter.headers(), h.DLQ_REASON) == b"max-redeliveries"
+    assert h.find(letter.headers(), h.MESSAGE_ID) == first.id.encode()
+
+
+def test_release_past_the_limit_dead_letters_at_once(share_queue: QueueConfig) -> None:
+    send(share_queue, 1)
+    with QueueClient(share_queue) as client:
+        for count in (1, 2, 3):  # max_redeliveries 2: three deliveries
+            [m] = poll_until(client, 1)
+            assert m.delivery_count == count
+            client.release(m)
+        client.flush()
+        assert client.poll(10, 1.0) == []
+    [letter] = letters(share_queue)
+    assert h.find(letter.headers(), h.DLQ_REASON) == b"max-redeliveries"
+
+
+def test_backoff_delays_a_released_message_by_the_policy(share_queue: QueueConfig) -> None:
+    """Released with a 1 s backoff: the copy comes back 1 s later (±100 ms),
+    through the queue's scheduler, with the count and kmq-id carried on."""
+    queue = dataclasses.replace(share_queue, backoff=Backoff(initial_ms=1000, max_ms=5000))
+    queue.ensure_topics(partitions=1)
+    scheduler = Scheduler(queue.scheduler_config())
+    scheduler.start()
+    try:
+        send(queue, 1)
+        with QueueClient(queue) as client:
+            [first] = poll_until(client, 1)
+            client.release(first)
+            client.flush()  # the copy is on the schedules topic, the original accepted
+            released = time.monotonic()
+            [second] = wait_for(lambda: client.poll(1, 0.01), 30, "the delayed copy", every=0)
+            waited_ms = (time.monotonic() - released) * 1000
+            client.ack(second)
+    finally:
+        scheduler.stop()
+    assert (second.value, second.delivery_count, second.id) == (b"m0", 2, first.id)
+    assert 900 <= waited_ms <= 1100, waited_ms
+
+
+def test_extend_names_the_missing_renew(share_queue: QueueConfig) -> None:
+    send(share_queue, 1)
+    with QueueClient(share_queue) as client:
+        [m] = poll_until(client, 1)
+        with pytest.raises(NoRenew, match="RENEW"):
+            client.extend(m, ms=10_000)
+        client.ack(m)
+
+
+def test_polling_again_before_settling_says_why(share_queue: QueueConfig) -> None:
+    send(share_queue, 2)
+    with QueueClient(share_queue) as client:
+        got = poll_until(client, 2)
+        with pytest.raises(UnsettledMessages, match="acked, released or rejected"):
+            client.poll(10, 0.1)
+        client.ack_all(got)
+
+
+def test_batches_settle_in_one_pass(share_queue: QueueConfig) -> None:
+    send(share_queue, 20)
+    with QueueClient(share_queue) as client:
+        got = sorted(poll_until(client, 20), key=lambda m: m.offset)
+        client.reject_all(got[:5], reason="bad batch")
+        client.ack_all(got[5:])
+        client.flush()
+        assert client.poll(10, 1.0) == []
+    dead = letters(share_queue)
+    assert sorted(r.value() for r in dead) == sorted(m.value for m in got[:5])
+    assert {h.find(r.headers(), h.DLQ_DETAIL) for r in dead} == {b"bad batch"}
+
+
+def test_kmq_batches_write_one_marker_each(queue: QueueConfig) -> None:
+    """The kmq backend's ack_all/reject_all: the tracker sees every end."""
+    tracker = RedeliveryTracker(queue)
+    tracker.start()
+    try:
+        send(queue, 30)
+        with QueueClient(queue) as client:
+            got = poll_until(client, 30)
+            client.reject_all(got[:3], reason="bad")
+            client.ack_all(got[3:])
+            client.flush()
+        wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 3, 30, "three dead letters")
+        wait_for(lambda: tracker.stats().in_flight == 0, 30, "nothing in flight")
+    finally:
+        tracker.stop()
+
+
+def test_an_undecodable_record_goes_to_the_dlq_and_the_rest_are_delivered(
+    share_queue: QueueConfig,
+) -> None:
+    produce_raw(
+        share_queue.bootstrap_servers,
+        share_queue.topic,
+        [RawRecord(b"poison", headers=[(b"\xff", b"x")]), RawRecord(b"good")],
+    )
+    with QueueClient(share_queue) as client:
+        [good] = poll_until(client, 1)
+        assert good.value == b"good" and client.malformed == 1
+        client.ack(good)
+    [letter] = wait_for(lambda: letters(share_queue), 20, "the dead letter")
+    assert letter.value() == b"poison"
+    assert h.find(letter.headers(), h.DLQ_REASON) == b"undecodable"
+
+
+def test_counts_reach_the_counts_topic(share_queue: QueueConfig) -> None:
+    send(share_queue, 3)
+    with QueueClient(share_queue) as client:
+        a, b, c = sorted(poll_until(client, 3), key=lambda m: m.offset)
+        client.ack(a)
+        client.release(b)
+        client.reject(c, "x")
+        [again] = poll_until(client, 1)
+        client.ack(again)
+    total = share_counts.ShareCounts(0)
+    for record in read_all(share_queue, share_queue.counts_topic, partitions=1):
+        total.add(share_counts.decode(record))
+    assert (total.accepted, total.released, total.rejected, total.dead_lettered) == (2, 1, 1, 1)
+
+
+def test_the_group_is_configured_for_a_queue(share_queue: QueueConfig) -> None:
+    configure(share_queue)
+    admin = admin_client(share_queue.bootstrap_servers)
+    resource = ConfigResource(ResourceType.GROUP, share_queue.group_id)
+    found = admin.describe_configs([resource])[resource].result(10)
+    assert found["share.auto.offset.reset"].value == "earliest"
+    assert found["share.isolation.level"].value == "read_committed"
+    assert found["share.record.lock.duration.ms"].value == "2000"
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"max_redeliveries": 4}, "group.share.delivery.count.limit"),
+        ({"message_timeout_ms": 500}, "lock.duration.ms"),
+        ({"message_timeout_ms": 120_000}, "lock.duration.ms"),
+    ],
+)
+def test_what_the_broker_cannot_do_is_refused_by_name(
+    share_queue: QueueConfig, change: dict, named: str
+) -> None:
+    with pytest.raises(ShareGroupError, match=named):
+        QueueClient(dataclasses.replace(share_queue, **change))

@@ -20,7 +20,7 @@ from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
-from kmqadmin.kafka.share_groups import GroupNotEmpty, ShareGroupError
+from kmqadmin.kafka.share_groups import GroupNotEmpty
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -36,6 +36,6 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)
     if isinstance(exc, TopicMissing | Conflict | SwitchRefused | GroupNotEmpty):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-    if isinstance(exc, KafkaSetupError | ShareGroupError):  # the message says what to change
+    if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message says what to change
         return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     return drf_handler(exc, context)

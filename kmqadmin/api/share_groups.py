@@ -54,9 +54,11 @@ class SettingsSerializer(serializers.Serializer):
     lock_duration_ms = serializers.IntegerField()
     auto_offset_reset = serializers.CharField()
     isolation_level = serializers.CharField()
-    delivery_count_limit = serializers.IntegerField(help_text="the broker's")
-    min_lock_duration_ms = serializers.IntegerField()
-    max_lock_duration_ms = serializers.IntegerField()
+    delivery_count_limit = serializers.IntegerField(
+        source="limits.delivery_count_limit", help_text="the broker's"
+    )
+    min_lock_duration_ms = serializers.IntegerField(source="limits.min_lock_ms")
+    max_lock_duration_ms = serializers.IntegerField(source="limits.max_lock_ms")
 
 
 class MinuteSerializer(serializers.Serializer):

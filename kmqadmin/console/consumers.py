@@ -24,7 +24,6 @@ from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
-from .services.share_limits import NotForShareQueues
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +115,7 @@ class InFlightConsumer(LiveConsumer):
         return self.queue.backend != "share"
 
     def render(self) -> str:
-        try:
-            page = in_flight_page(self.queue, ROWS)
-        except NotForShareQueues as exc:  # said on the page, not an error
-            return render_to_string("console/_no_deadlines.html", {"reason": str(exc)})
+        page = in_flight_page(self.queue, ROWS)
         context = {
             "queue": self.queue,
             "page": page,

@@ -6,9 +6,12 @@ from django.core.validators import MinValueValidator
 from django.db import models
 
 from kmqadmin.kafka.access import verify_access
+from kmqadmin.kafka.errors import KafkaSetupError
 from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.security import MECHANISMS, PROTOCOLS, REFERENCE_HELP, ClusterSecurity
-from kmqadmin.kmq import Backoff, QueueConfig, names
+from kmqadmin.kafka.share_groups import ShareGroupError, broker_limits
+from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kmq import Backoff, QueueConfig, names, share_group
 from kmqadmin.scheduler import SchedulerConfig
 
 from .printable import printable, printable_json
@@ -176,6 +179,23 @@ class Queue(models.Model):
                 self._config(bootstrap_servers="")
             except ValueError as exc:
                 raise ValidationError(str(exc)) from None
+            if self.backend == "share" and self.cluster_id is not None:
+                self._check_share_limits()
+
+    def _check_share_limits(self) -> None:
+        """A share queue the broker cannot serve (a timeout outside its lock
+        bounds, more redeliveries than its delivery limit) is refused here,
+        naming the setting. A cluster that does not answer is not this
+        check's to report: creating the topics, next, says so."""
+        config = self.config()
+        try:
+            limits = broker_limits(admin_client(config.bootstrap_servers, config.kafka_config), 5.0)
+        except KafkaSetupError:
+            return
+        try:
+            share_group.check(config, limits)
+        except ShareGroupError as exc:
+            raise ValidationError(str(exc)) from None
 
     def config(self) -> QueueConfig:
         """What the queue core needs to serve this queue."""

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import kafka.errors as protocol_errors
 from confluent_kafka import KafkaException, TopicPartition
-from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, ResourceType
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
 
@@ -36,11 +36,12 @@ _NOT_FOUND = protocol_errors.GroupIdNotFoundError.errno
 _NOT_EMPTY = protocol_errors.NonEmptyGroupError.errno
 
 
-class ShareGroupError(RuntimeError):
-    """The broker refused or failed a share-group call; the message says why."""
+class ShareGroupError(KafkaSetupError):
+    """The broker refused or failed a share-group call, or cannot serve a
+    queue as configured; the message says why and what to change."""
 
 
-class ShareGroupsUnsupported(ShareGroupError, KafkaSetupError):
+class ShareGroupsUnsupported(ShareGroupError):
     """The cluster does not speak KIP-932's share-group admin APIs."""
 
 
@@ -99,6 +100,15 @@ class _Start:
     error: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class BrokerLimits:
+    """The broker's bounds on share groups (its group.share.* configs)."""
+
+    delivery_count_limit: int
+    min_lock_ms: int
+    max_lock_ms: int
+
+
 @dataclass(frozen=True)
 class ShareSettings:
     """The group's effective configs and the broker's bounds on them."""
@@ -106,9 +116,7 @@ class ShareSettings:
     lock_duration_ms: int
     auto_offset_reset: str
     isolation_level: str
-    delivery_count_limit: int
-    min_lock_duration_ms: int
-    max_lock_duration_ms: int
+    limits: BrokerLimits
 
 
 @dataclass(frozen=True)
@@ -167,21 +175,13 @@ class ShareGroupAdmin:
 
     def settings(self, group_id: str) -> ShareSettings:
         group = self._configs(ConfigResource(ResourceType.GROUP, group_id))
-        broker = self._configs(ConfigResource(ResourceType.BROKER, str(self._a_broker())))
-        try:
-            return ShareSettings(
-                lock_duration_ms=int(group["share.record.lock.duration.ms"]),
-                auto_offset_reset=group["share.auto.offset.reset"],
-                isolation_level=group["share.isolation.level"],
-                delivery_count_limit=int(broker["group.share.delivery.count.limit"]),
-                min_lock_duration_ms=int(broker["group.share.min.record.lock.duration.ms"]),
-                max_lock_duration_ms=int(broker["group.share.max.record.lock.duration.ms"]),
-            )
-        except KeyError as missing:
-            raise ShareGroupsUnsupported(
-                f"the broker reports no {missing.args[0]}: it has no share groups (KIP-932 "
-                "needs Apache Kafka 4.1 or later with share groups enabled)"
-            ) from None
+        limits = broker_limits(self._admin, self.timeout_s)
+        return ShareSettings(
+            lock_duration_ms=int(group["share.record.lock.duration.ms"]),
+            auto_offset_reset=group["share.auto.offset.reset"],
+            isolation_level=group["share.isolation.level"],
+            limits=limits,
+        )
 
     def reset_start_offset(self, group_id: str, topic: str, to: Position) -> ResetResult:
         """Moves the group's start offset on every partition of ``topic`` to
@@ -193,7 +193,14 @@ class ShareGroupAdmin:
         group = self.describe(group_id)
         if group.members:
             raise GroupNotEmpty(_not_empty(group_id, len(group.members)))
-        offsets = self._resolve(topic, self._partitions(topic), to)
+        return self.set_start_offsets(
+            group_id, topic, self._resolve(topic, self._partitions(topic), to)
+        )
+
+    def set_start_offsets(self, group_id: str, topic: str, offsets: dict[int, int]) -> ResetResult:
+        """Sets the start offset of each partition given (the broker refuses
+        it, GroupNotEmpty, while the group has members); creates the group,
+        empty, when it does not exist yet."""
         request = AlterShareGroupOffsetsRequest(
             group_id=group_id,
             topics=[
@@ -295,9 +302,6 @@ class ShareGroupAdmin:
             raise ShareGroupError(f"topic {topic}: {why}")
         return sorted(metadata.partitions)
 
-    def _a_broker(self) -> int:
-        return min(self._admin.list_topics(timeout=self.timeout_s).brokers)
-
     def _list_offsets(self, topic: str, specs: Mapping[int, OffsetSpec]) -> dict[int, int]:
         asked = {TopicPartition(topic, p): spec for p, spec in specs.items()}
         try:
@@ -307,12 +311,37 @@ class ShareGroupAdmin:
             raise ShareGroupError(f"offsets of {topic}: {exc}") from None
 
     def _configs(self, resource: ConfigResource) -> dict[str, str]:
-        try:
-            future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)
-            described = future[resource].result(self.timeout_s)
-        except (KafkaException, TimeoutError) as exc:
-            raise ShareGroupError(f"configs of {resource}: {exc}") from None
-        return {name: entry.value for name, entry in described.items()}
+        return _configs(self._admin, resource, self.timeout_s)
+
+
+def broker_limits(admin: AdminClient, timeout_s: float) -> BrokerLimits:
+    """The bounds of one broker (a cluster's brokers share them in practice);
+    ShareGroupsUnsupported when it has no share groups."""
+    try:
+        node = min(admin.list_topics(timeout=timeout_s).brokers)
+    except KafkaException as exc:
+        raise ShareGroupError(f"cannot list the brokers: {exc}") from None
+    broker = _configs(admin, ConfigResource(ResourceType.BROKER, str(node)), timeout_s)
+    try:
+        return BrokerLimits(
+            int(broker["group.share.delivery.count.limit"]),
+            int(broker["group.share.min.record.lock.duration.ms"]),
+            int(broker["group.share.max.record.lock.duration.ms"]),
+        )
+    except KeyError as missing:
+        raise ShareGroupsUnsupported(
+            f"the broker reports no {missing.args[0]}: it has no share groups (KIP-932 "
+            "needs Apache Kafka 4.2 or later with share groups enabled)"
+        ) from None
+
+
+def _configs(admin: AdminClient, resource: ConfigResource, timeout_s: float) -> dict[str, str]:
+    try:
+        future = admin.describe_configs([resource], request_timeout=timeout_s)
+        described = future[resource].result(timeout_s)
+    except (KafkaException, TimeoutError) as exc:
+        raise ShareGroupError(f"configs of {resource}: {exc}") from None
+    return {name: entry.value for name, entry in described.items()}
 
 
 def _member(m: Any) -> Member:

@@ -9,7 +9,7 @@ from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
 from kmqadmin.scheduler.config import SchedulerConfig
 
-from . import markers, names
+from . import markers, names, share_group
 from .backoff import Backoff
 
 Backend = Literal["kmq", "share"]
@@ -75,7 +75,9 @@ class QueueConfig:
         kmq: queue, markers and DLQ; markers get the queue's partition count
         (markers for queue partition p live on markers partition p). share:
         queue, DLQ and the one-partition counts topic. With a backoff, the
-        compacted schedules topic too.
+        compacted schedules topic too. A share queue's group gets its configs
+        (share_group.configure), so any client, ours or not, that joins it
+        starts from the earliest record and reads committed ones only.
         """
         topics = dict.fromkeys([self.topic, self.dlq_topic], partitions)
         if self.backend == "kmq":
@@ -84,7 +86,7 @@ class QueueConfig:
             topics[self.counts_topic] = 1
         if self.backoff is not None:
             topics[self.schedules_topic] = partitions
-        return ensure_topics(
+        created = ensure_topics(
             self.bootstrap_servers,
             topics,
             configs={
@@ -93,6 +95,9 @@ class QueueConfig:
             },
             extra=self.kafka_config,
         )
+        if self.backend == "share":
+            share_group.configure(self)
+        return created
 
     def scheduler_config(self) -> SchedulerConfig:
         """The scheduler that delivers this queue's delayed copies."""

@@ -8,39 +8,21 @@ So the group is configured before its first consumer polls, and what the
 broker cannot do is refused here, by name, rather than left to surprise.
 """
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    ResourceType,
-)
+from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from kmqadmin.kafka.errors import KafkaSetupError
+from kmqadmin.kafka.share_groups import BrokerLimits, ShareGroupError, broker_limits
 from kmqadmin.kafka.topics import admin_client
 
-from .config import QueueConfig
+if TYPE_CHECKING:
+    from .config import QueueConfig  # which calls configure() from ensure_topics
 
 TIMEOUT_S = 10.0
 
 
-class ShareGroupError(KafkaSetupError):
-    """The broker cannot serve this queue as a share queue; says what to change."""
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerLimits:
-    """The broker's bounds on share groups (its group.share.* configs)."""
-
-    delivery_count_limit: int
-    min_lock_ms: int
-    max_lock_ms: int
-
-
-def group_configs(config: QueueConfig) -> dict[str, str]:
+def group_configs(config: "QueueConfig") -> dict[str, str]:
     """What the group must be set to: every record from the start of the
     topic, committed ones only, locked for the queue's message timeout."""
     return {
@@ -50,7 +32,7 @@ def group_configs(config: QueueConfig) -> dict[str, str]:
     }
 
 
-def check(config: QueueConfig, limits: BrokerLimits) -> None:
+def check(config: "QueueConfig", limits: BrokerLimits) -> None:
     """ShareGroupError when the broker's bounds cannot hold this queue.
 
     Our limit must stay below the broker's: a record over max_redeliveries
@@ -75,11 +57,11 @@ def check(config: QueueConfig, limits: BrokerLimits) -> None:
         )
 
 
-def configure(config: QueueConfig) -> None:
+def configure(config: "QueueConfig") -> None:
     """Checks the queue against the broker's bounds, then sets the group's
     configs (idempotent: run before every client starts)."""
     admin = admin_client(config.bootstrap_servers, config.kafka_config)
-    check(config, broker_limits(admin))
+    check(config, broker_limits(admin, TIMEOUT_S))
     entries = [
         ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
         for name, value in group_configs(config).items()
@@ -92,26 +74,4 @@ def configure(config: QueueConfig) -> None:
     except KafkaException as exc:
         raise ShareGroupError(
             f"cannot configure share group {config.group_id}: {exc.args[0].str()}"
-        ) from None
-
-
-def broker_limits(admin: AdminClient) -> BrokerLimits:
-    """The bounds of one broker (a cluster's brokers share them in practice);
-    ShareGroupError when it has no share groups (Kafka before 4.2)."""
-    try:
-        node = next(iter(admin.list_topics(timeout=TIMEOUT_S).brokers))
-        resource = ConfigResource(ResourceType.BROKER, str(node))
-        found = admin.describe_configs([resource], request_timeout=TIMEOUT_S)[resource]
-        entries = found.result(TIMEOUT_S)
-    except KafkaException as exc:
-        raise ShareGroupError(f"cannot read the broker's share-group limits: {exc}") from None
-    try:
-        return BrokerLimits(
-            int(entries["group.share.delivery.count.limit"].value),
-            int(entries["group.share.min.record.lock.duration.ms"].value),
-            int(entries["group.share.max.record.lock.duration.ms"].value),
-        )
-    except KeyError as exc:
-        raise ShareGroupError(
-            f"the broker has no {exc.args[0]}: share groups need Apache Kafka 4.2 or later"
         ) from None

@@ -64,9 +64,10 @@ def test_a_share_queue_needs_no_markers_and_fits_the_brokers_bounds(
 ) -> None:
     settings.KAFKA_BOOTSTRAP_SERVERS = kafka.bootstrap_servers
     queue = register(kafka, topic)
-    queue.backend, queue.max_redeliveries = "share", 4  # the broker's limit of 5 needs 3 at most
-    queue.save()
+    queue.backend = "share"
     queue.config().ensure_topics(partitions=3)
+    queue.max_redeliveries = 4  # the broker's limit of 5 allows 3 at most
+    queue.save()
     output, ok = doctor()
     assert not ok
     assert f"{topic}__markers" not in output

@@ -122,9 +122,9 @@ def test_settings_are_the_groups_and_the_brokers(admin: ShareGroupAdmin, group: 
     settings = admin.settings(group)
     assert settings.auto_offset_reset == "earliest"  # set by the fixture
     assert settings.lock_duration_ms == 30_000 and settings.isolation_level == "read_uncommitted"
-    assert settings.delivery_count_limit == 5
-    assert settings.min_lock_duration_ms <= settings.lock_duration_ms
-    assert settings.lock_duration_ms <= settings.max_lock_duration_ms
+    assert settings.limits.delivery_count_limit == 5
+    assert settings.limits.min_lock_ms <= settings.lock_duration_ms
+    assert settings.lock_duration_ms <= settings.limits.max_lock_ms
 
 
 def test_a_reset_to_no_known_position_is_refused_before_any_call(

@@ -9,6 +9,7 @@ import pytest
 from confluent_kafka.admin import ConfigResource, ResourceType
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.share_groups import ShareGroupError
 from kmqadmin.kafka.topics import admin_client
 from kmqadmin.kmq import (
     Backoff,
@@ -22,7 +23,7 @@ from kmqadmin.kmq import (
     share_counts,
 )
 from kmqadmin.kmq import headers as h
-from kmqadmin.kmq.share_group import ShareGroupError, configure
+from kmqadmin.kmq.share_group import configure
 from kmqadmin.scheduler import Scheduler
 from tests.kafka_helpers import read_all
 from tests.process import wait_for

@@ -18,6 +18,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from kmqadmin.celery import app as celery_app
 from kmqadmin.kafka.errors import KafkaSetupError
+from kmqadmin.kafka.share_groups import ShareGroupError, broker_limits
 from kmqadmin.kafka.topics import admin_client, cluster_metadata, partition_counts
 from kmqadmin.kmq import QueueConfig, share_group
 
@@ -176,11 +177,10 @@ def check_kafka(
 def check_share_group(config: QueueConfig) -> Check:
     """The queue's limits against the broker's share-group bounds."""
     try:
-        limits = share_group.broker_limits(
-            admin_client(config.bootstrap_servers, config.kafka_config)
-        )
+        admin = admin_client(config.bootstrap_servers, config.kafka_config)
+        limits = broker_limits(admin, share_group.TIMEOUT_S)
         share_group.check(config, limits)
-    except share_group.ShareGroupError as exc:
+    except ShareGroupError as exc:
         return Check("share group", False, str(exc))
     return Check(
         "share group",

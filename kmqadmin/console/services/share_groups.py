@@ -19,7 +19,6 @@ from kmqadmin.kafka.share_groups import (
     Position,
     ResetResult,
     ShareGroup,
-    ShareGroupError,
     ShareSettings,
 )
 from kmqadmin.kmq.share_counts_reader import CountsWindow
@@ -30,7 +29,7 @@ from .conflict import Conflict
 
 # The counts table covers the last hour.
 COUNTS_MINUTES = 60
-BROKER_ERRORS = (ShareGroupError, KafkaSetupError, KafkaException, TimeoutError)
+BROKER_ERRORS = (KafkaSetupError, KafkaException, TimeoutError)
 
 
 class NotAShareQueue(Conflict):

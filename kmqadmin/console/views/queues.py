@@ -36,7 +36,6 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
     queue = queue_or_404(request, topic)
     context = {
         "queue": queue,
-        "no_deadlines": NO_DEADLINES,
         "hours": charts.HOURS,
         "counts": charts.counts_chart([queue]),
         "latency": charts.latency_chart(queue),

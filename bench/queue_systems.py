@@ -22,7 +22,7 @@ from confluent_kafka import (
 )
 
 from kmqadmin.kafka.config import client_config, consumer_config
-from kmqadmin.kmq import QueueClient, QueueConfig, UnsettledMessages, share_group
+from kmqadmin.kmq import QueueClient, QueueConfig, UnsettledMessages
 
 # What bench/queues.py calls each variant; "each" and "batch" name how a
 # batch is acknowledged: a call per message, or one ack_all.
@@ -143,9 +143,6 @@ class BareShareConsumer:
     """confluent-kafka's ShareConsumer in explicit mode: acknowledge each, commit per poll."""
 
     def __init__(self, target: Target) -> None:
-        # The group as our share backend sets it: from the earliest offset,
-        # committed records only, the same lock duration.
-        share_group.configure(QueueConfig(target.bootstrap_servers, target.topic, target.group_id))
         config = client_config(target.bootstrap_servers)
         config.update({"group.id": target.group_id, "share.acknowledgement.mode": "explicit"})
         self._consumer = ShareConsumer(config)

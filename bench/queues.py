@@ -48,7 +48,7 @@ from bench.queue_systems import (
 from bench.queue_workers import Job, Workers
 from kmqadmin.kafka.config import producer_config
 from kmqadmin.kafka.topics import admin_client, ensure_topics
-from kmqadmin.kmq import QueueConfig, RedeliveryTracker
+from kmqadmin.kmq import QueueConfig, RedeliveryTracker, share_group
 
 CONSUMERS = (1, 4)
 PARTITIONS = (4, 1)
@@ -110,6 +110,10 @@ class Bench:
         group = f"{name}-g"
         if system in (PLAIN, SHARE_CONSUMER):
             ensure_topics(self.bootstrap, {name: partitions})
+            if system == SHARE_CONSUMER:
+                # The group as our share backend's has it: from the earliest
+                # offset, committed records only, the same lock duration.
+                share_group.configure(QueueConfig(self.bootstrap, name, group))
             with self._deleting([name]):
                 yield Target(self.bootstrap, name, group)
             return

@@ -22,7 +22,7 @@ from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.security import ClusterSecurity
 
 from .events import QueueTopics, events, topics
-from .lifecycle import analyse, partition_columns, skipped_markers
+from .lifecycle import analyse, partition_columns, skipped
 from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
 
 HOUR_MS = 3_600_000
@@ -48,7 +48,8 @@ class RunResult:
     since_ms: int
     facts: int
     minutes: MinuteRows
-    skipped_markers: dict[str, int]
+    # Per queue: markers (kmq) or counts records (share) that did not decode.
+    skipped: dict[str, int]
 
 
 class AnalyticsJob:
@@ -121,7 +122,8 @@ class AnalyticsJob:
             log.unpersist()
 
     def _recompute(self, found: DataFrame, since: int) -> RunResult:
-        result = analyse(found, since)
+        share = [q.queue for q in self.config.queues if q.is_share]
+        result = analyse(found, since, share)
         facts = result.facts.persist()
         minutes = result.minutes.persist()
         try:
@@ -130,8 +132,8 @@ class AnalyticsJob:
                 str(self._path("minutes"))
             )
             rows = [row.asDict() for row in minutes.drop("date", "hour").collect()]
-            skipped = {row["queue"]: row["count"] for row in skipped_markers(found).collect()}
-            return RunResult(since, facts.count(), rows, skipped)
+            bad = {row["queue"]: row["count"] for row in skipped(found).collect()}
+            return RunResult(since, facts.count(), rows, bad)
         finally:
             facts.unpersist()
             minutes.unpersist()

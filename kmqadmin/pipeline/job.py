@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
+from pyspark.sql.types import StructType
 
 from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.security import ClusterSecurity
@@ -107,15 +108,7 @@ class AnalyticsJob:
             new.unpersist()
         since = first - first % HOUR_MS
         start = since - self.config.lookback_ms
-        log = (
-            self.spark.read.parquet(str(self._path("events")))
-            # date prunes the log's directories; at_ms is the exact bound.
-            .filter(F.col("date") >= F.to_date(F.timestamp_millis(F.lit(start))))
-            .filter(F.col("at_ms") >= start)
-            # A micro-batch replayed after a crash appended its events twice.
-            .dropDuplicates(["queue", "role", "partition", "offset"])
-            .persist()
-        )
+        log = read_log(self.spark, self._path("events"), start, logged.schema).persist()
         try:
             return self._recompute(log, since)
         finally:
@@ -143,6 +136,24 @@ class AnalyticsJob:
 
     def _path(self, table: str) -> Path:
         return self.config.output_dir / table
+
+
+def read_log(spark: SparkSession, path: Path, start_ms: int, schema: StructType) -> DataFrame:
+    """The streaming run's event log from ``start_ms`` on, once per record.
+
+    Read with ``schema``, this version's columns: an upgrade keeps the log,
+    whose older files lack the newer columns (they read as null), and
+    Parquet alone takes the columns of whichever file it opens first.
+    """
+    return (
+        spark.read.schema(schema)
+        .parquet(str(path))
+        # date prunes the log's directories; at_ms is the exact bound.
+        .filter(F.col("date") >= F.to_date(F.timestamp_millis(F.lit(start_ms))))
+        .filter(F.col("at_ms") >= start_ms)
+        # A micro-batch replayed after a crash appended its events twice.
+        .dropDuplicates(["queue", "role", "partition", "offset"])
+    )
 
 
 def kafka_options(config: PipelineConfig, source_format: str) -> Masked:

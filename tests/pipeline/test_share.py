@@ -12,6 +12,7 @@ import json
 import uuid
 from collections import Counter
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, headers
 from kmqadmin.kmq.share_counts import minute_of
 from kmqadmin.pipeline.columns import COUNTS, MINUTE_COLUMNS, QUANTILE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
-from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
+from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult, read_log
 from kmqadmin.pipeline.lifecycle import BROKER
 from tests.process import wait_for
 
@@ -117,6 +118,23 @@ def runs(spark: SparkSession, kafka: EmbeddedBroker, tmp_path_factory) -> Runs:
     return Runs(kmq, share, batch, out)
 
 
+# The event log's columns before share queues (no tally): a streaming run
+# upgraded in place reads files of both kinds.
+_OLD_EVENT = (
+    "queue string, role string, partition int, offset bigint, at_ms bigint, "
+    "timestamp_type int, kmq_id string, first boolean, redelivered boolean, reason string, "
+    "copy_partition int, copy_offset bigint, marker_type int, valid boolean, date date, hour int"
+)
+
+
+def _old_event_log(spark: SparkSession, kmq: QueueTopics, log: Path) -> None:
+    """The kmq story's first record, logged by the previous version."""
+    first = (kmq.queue, "queue", 0, 0, scenario.T, 0, f"{kmq.queue}/0/0", True, False)
+    row = (*first, None, None, None, None, True, date(2026, 1, 1), 10)
+    frame = spark.createDataFrame([row], _OLD_EVENT)
+    frame.write.partitionBy("queue", "date", "hour").parquet(str(log))
+
+
 def _table(spark: SparkSession, path: Path, key: tuple[str, ...]) -> dict[tuple, dict]:
     rows = spark.read.parquet(str(path)).drop("date", "hour").collect()
     return {tuple(row[k] for k in key): row.asDict() for row in rows}
@@ -181,3 +199,14 @@ def test_a_stream_with_sparks_source_writes_what_the_batch_with_ours_wrote(
         stream = _table(spark, runs.out / "stream" / table, key)
         assert stream == batch, table
         assert {q for q, _ in batch} == {runs.kmq.queue, runs.share.queue}, table
+
+
+def test_an_event_log_begun_by_the_previous_version_reads_with_this_ones_columns(
+    spark: SparkSession, runs: Runs, tmp_path: Path
+) -> None:
+    _old_event_log(spark, runs.kmq, tmp_path / "events")
+    columns = spark.read.parquet(str(runs.out / "stream" / "events")).schema
+
+    [row] = read_log(spark, tmp_path / "events", scenario.T, columns).collect()
+
+    assert (row["kmq_id"], row["valid"], row["tally"]) == (f"{runs.kmq.queue}/0/0", True, None)

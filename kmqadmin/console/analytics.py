@@ -10,12 +10,13 @@ from django.db import close_old_connections
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from kmqadmin.kmq import names
 from kmqadmin.pipeline.columns import MINUTE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import spark_session
 
-from .models import Cluster, LifecycleMinute
+from .models import Cluster, LifecycleMinute, Queue
 
 
 def session() -> SparkSession:
@@ -26,7 +27,7 @@ def jobs(spark: SparkSession) -> list[tuple[Cluster, AnalyticsJob]]:
     """A job per cluster with registered queues, writing under its own folder."""
     found = []
     for cluster in Cluster.objects.prefetch_related("queues"):
-        queues = [QueueTopics(q.topic, q.markers_topic, q.dlq_topic) for q in cluster.queues.all()]
+        queues = [topics(q) for q in cluster.queues.all()]
         if queues:
             config = PipelineConfig(
                 bootstrap_servers=cluster.bootstrap,
@@ -38,6 +39,14 @@ def jobs(spark: SparkSession) -> list[tuple[Cluster, AnalyticsJob]]:
             )
             found.append((cluster, AnalyticsJob(spark, config)))
     return found
+
+
+def topics(queue: Queue) -> QueueTopics:
+    """What the pipeline reads of a queue: a share queue has no markers
+    topic, its clients' counts topic instead."""
+    if queue.backend == "share":
+        return QueueTopics.share(queue.topic, queue.dlq_topic, names.counts_topic(queue.topic))
+    return QueueTopics(queue.topic, queue.markers_topic, queue.dlq_topic)
 
 
 def run_batch(since_ms: int) -> list[tuple[Cluster, RunResult]]:

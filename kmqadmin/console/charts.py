@@ -50,8 +50,12 @@ def counts_chart(queues: Iterable[Queue]) -> Chart:
     }
 
 
-def latency_chart(queue: Queue) -> Chart:
-    """One queue's end-to-end and processing time quantiles, in seconds."""
+def latency_chart(queue: Queue) -> Chart | None:
+    """One queue's end-to-end and processing time quantiles, in seconds;
+    None for a share queue, which has none: the broker keeps its ack times
+    (the page says so rather than drawing an empty chart)."""
+    if queue.backend == "share":
+        return None
     rows = list(_recent([queue]).order_by("minute").values("minute", *QUANTILES))
     return {
         "labels": [_label(r["minute"]) for r in rows],
@@ -67,9 +71,13 @@ def _seconds(ms: float | None) -> float | None:
 
 
 def p95_by_queue(queues: Iterable[Queue]) -> Chart:
-    """Each queue's end-to-end latency p95, in seconds, on one time axis."""
+    """Each kmq queue's end-to-end latency p95, in seconds, on one time axis
+    (share queues have no latency to draw)."""
     rows = list(
-        _recent(queues).order_by("minute").values("queue__topic", "minute", "latency_p95_ms")
+        _recent(queues)
+        .exclude(queue__backend="share")
+        .order_by("minute")
+        .values("queue__topic", "minute", "latency_p95_ms")
     )
     minutes = sorted({r["minute"] for r in rows})
     at = {m: i for i, m in enumerate(minutes)}

@@ -1,37 +1,61 @@
-"""Events: the few columns of each queue, markers and DLQ record that the
-lifecycle needs, decoded from the wire formats of DESIGN.md section 3.
+"""Events: the few columns of each queue, markers, DLQ and counts record
+that the lifecycle needs, decoded from the wire formats of DESIGN.md
+section 3 and kmq.share_counts.
 
 Payloads are dropped here, so everything after (the streaming run's event
 log included) handles a few dozen bytes per record. A record that does not
-decode (a marker with a short key or an unknown type byte) is kept with
-``valid = false``: the lifecycle skips it and the run counts it.
+decode (a marker with a short key or an unknown type byte, a counts record
+that is not share_counts' JSON) is kept with ``valid = false``: the
+lifecycle skips it and the run counts it.
 """
 
+import operator
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerType
+from kmqadmin.kmq.share_counts import ShareCounts
 
-QUEUE, MARKERS, DLQ = "queue", "markers", "dlq"
+QUEUE, MARKERS, DLQ, COUNTS = "queue", "markers", "dlq", "counts"
 
 
 @dataclass(frozen=True, slots=True)
 class QueueTopics:
-    """A queue and its companion topics, by name."""
+    """A queue and its companion topics, by name.
+
+    A kmq queue has a markers topic. A share queue has none (the broker
+    tracks its deliveries): it has a counts topic instead, where its clients
+    publish what they acknowledged each minute (kmq.share_counts).
+    """
 
     queue: str
-    markers: str
+    markers: str | None
     dlq: str
+    counts: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.markers is None) == (self.counts is None):
+            raise ValueError(f"{self.queue}: a markers topic (kmq) or a counts topic (share)")
+
+    @classmethod
+    def share(cls, queue: str, dlq: str, counts: str) -> "QueueTopics":
+        return cls(queue, None, dlq, counts)
+
+    @property
+    def is_share(self) -> bool:
+        return self.counts is not None
 
     def roles(self) -> list[tuple[str, str, str]]:
+        tracking = (self.markers, MARKERS) if self.counts is None else (self.counts, COUNTS)
         return [
             (self.queue, self.queue, QUEUE),
-            (self.markers, self.queue, MARKERS),
+            (tracking[0], self.queue, tracking[1]),
             (self.dlq, self.queue, DLQ),
         ]
 
@@ -55,12 +79,17 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
     key_ok = (
         (F.length("key") == markers.KEY.size) & copy_partition.isNotNull() & copy_offset.isNotNull()
     )
+    is_counts = role == COUNTS
+    tally = F.when(is_counts, F.try_parse_json(F.col("value").cast("string")))
+    counted = is_counts & _valid_counts(tally)
+    # A counts record counts for its minute, not for when it was published.
+    minute = F.when(counted, _json_count(tally, "minute"))
     return joined.select(
         "queue",
         "role",
         "partition",
         "offset",
-        F.unix_millis("timestamp").alias("at_ms"),
+        F.coalesce(minute, F.unix_millis("timestamp")).alias("at_ms"),
         F.col("timestampType").alias("timestamp_type"),
         F.when(role == QUEUE, F.coalesce(stable_id, own_id))
         .when(role == DLQ, stable_id)
@@ -72,7 +101,11 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
         F.when(is_marker, copy_partition).alias("copy_partition"),
         F.when(is_marker, copy_offset).alias("copy_offset"),
         F.when(is_marker, marker_type).alias("marker_type"),
-        F.when(is_marker, _valid_marker(key_ok, marker_type)).otherwise(True).alias("valid"),
+        F.when(counted, _tally(tally)).alias("tally"),
+        F.when(is_marker, _valid_marker(key_ok, marker_type))
+        .when(is_counts, counted)
+        .otherwise(True)
+        .alias("valid"),
     )
 
 
@@ -118,3 +151,31 @@ def _valid_marker(key_ok: Column, marker_type: Column) -> Column:
         F.coalesce(fixed, F.lit(False))
     )
     return F.coalesce(key_ok & value_ok, F.lit(False))
+
+
+# What the lifecycle takes from a counts record (rejected and delayed are
+# counted again elsewhere: as dead letters, and as copies on the queue topic).
+TALLIED = ("accepted", "released", "dead_lettered")
+_COUNT_FIELDS = tuple(f.name for f in fields(ShareCounts))
+
+
+def _json_count(parsed: Column, name: str) -> Column:
+    return F.try_variant_get(parsed, f"$.{name}", "long")
+
+
+def _tally(parsed: Column) -> Column:
+    return F.struct(*(F.coalesce(_json_count(parsed, n), F.lit(0)).alias(n) for n in TALLIED))
+
+
+def _valid_counts(parsed: Column) -> Column:
+    """The rules of kmq.share_counts.decode, on a parsed JSON variant: an
+    object with a minute, every count it names a non-negative integer (JSON's
+    1.0, "1", true or null are not); other keys are ignored."""
+
+    def integer(name: str) -> Column:
+        found = F.try_variant_get(parsed, f"$.{name}", "variant")
+        whole = (F.schema_of_variant(found) == "BIGINT") & (_json_count(parsed, name) >= 0)
+        return whole if name == "minute" else found.isNull() | whole
+
+    is_object = F.schema_of_variant(parsed).startswith("OBJECT")
+    return F.coalesce(reduce(operator.and_, map(integer, _COUNT_FIELDS), is_object), F.lit(False))

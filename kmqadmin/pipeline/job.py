@@ -17,12 +17,13 @@ from typing import Any
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
+from pyspark.sql.types import StructType
 
 from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.security import ClusterSecurity
 
 from .events import QueueTopics, events, topics
-from .lifecycle import analyse, partition_columns, skipped_markers
+from .lifecycle import analyse, partition_columns, skipped
 from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
 
 HOUR_MS = 3_600_000
@@ -48,7 +49,8 @@ class RunResult:
     since_ms: int
     facts: int
     minutes: MinuteRows
-    skipped_markers: dict[str, int]
+    # Per queue: markers (kmq) or counts records (share) that did not decode.
+    skipped: dict[str, int]
 
 
 class AnalyticsJob:
@@ -106,22 +108,15 @@ class AnalyticsJob:
             new.unpersist()
         since = first - first % HOUR_MS
         start = since - self.config.lookback_ms
-        log = (
-            self.spark.read.parquet(str(self._path("events")))
-            # date prunes the log's directories; at_ms is the exact bound.
-            .filter(F.col("date") >= F.to_date(F.timestamp_millis(F.lit(start))))
-            .filter(F.col("at_ms") >= start)
-            # A micro-batch replayed after a crash appended its events twice.
-            .dropDuplicates(["queue", "role", "partition", "offset"])
-            .persist()
-        )
+        log = read_log(self.spark, self._path("events"), start, logged.schema).persist()
         try:
             return self._recompute(log, since)
         finally:
             log.unpersist()
 
     def _recompute(self, found: DataFrame, since: int) -> RunResult:
-        result = analyse(found, since)
+        share = [q.queue for q in self.config.queues if q.is_share]
+        result = analyse(found, since, share)
         facts = result.facts.persist()
         minutes = result.minutes.persist()
         try:
@@ -130,8 +125,8 @@ class AnalyticsJob:
                 str(self._path("minutes"))
             )
             rows = [row.asDict() for row in minutes.drop("date", "hour").collect()]
-            skipped = {row["queue"]: row["count"] for row in skipped_markers(found).collect()}
-            return RunResult(since, facts.count(), rows, skipped)
+            bad = {row["queue"]: row["count"] for row in skipped(found).collect()}
+            return RunResult(since, facts.count(), rows, bad)
         finally:
             facts.unpersist()
             minutes.unpersist()
@@ -141,6 +136,24 @@ class AnalyticsJob:
 
     def _path(self, table: str) -> Path:
         return self.config.output_dir / table
+
+
+def read_log(spark: SparkSession, path: Path, start_ms: int, schema: StructType) -> DataFrame:
+    """The streaming run's event log from ``start_ms`` on, once per record.
+
+    Read with ``schema``, this version's columns: an upgrade keeps the log,
+    whose older files lack the newer columns (they read as null), and
+    Parquet alone takes the columns of whichever file it opens first.
+    """
+    return (
+        spark.read.schema(schema)
+        .parquet(str(path))
+        # date prunes the log's directories; at_ms is the exact bound.
+        .filter(F.col("date") >= F.to_date(F.timestamp_millis(F.lit(start_ms))))
+        .filter(F.col("at_ms") >= start_ms)
+        # A micro-batch replayed after a crash appended its events twice.
+        .dropDuplicates(["queue", "role", "partition", "offset"])
+    )
 
 
 def kafka_options(config: PipelineConfig, source_format: str) -> Masked:

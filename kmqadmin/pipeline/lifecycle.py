@@ -7,13 +7,30 @@ redelivery's end when a redelivered copy follows its copy; otherwise a move
 to the DLQ while the message has letters not yet accounted for (in marker
 order); otherwise an ack.
 
+A share queue has no markers: the broker hands out, locks and counts its
+deliveries and tells no one when a record was acked. What is knowable per
+message is kept: when it was produced, its copies on the queue topic
+(delayed retries, redrives) and its dead letters with their reason. It is
+dead-lettered while its latest letter was made from its latest copy (a
+letter keeps its copy's timestamp; a redrive is a later copy); otherwise
+its state is BROKER, never "acked" nor "in flight", and its delivery
+starts, deliveries, acked_ms and dead_lettered_ms (the letter does not say
+when it was written) are null: unknown, not none. Its minutes count from
+its clients' counts records (kmq.share_counts): acks as accepted, moves to
+the DLQ in the minute they happened (as a kmq queue counts its end
+markers'), and releases, which the broker redelivers without a copy, as
+redeliveries; its latency and processing quantiles are null, as there is
+no per-message ack time to take them of.
+
 Facts are kept for messages whose first copy was produced at or after
 ``since_ms``; minutes from ``since_ms`` on. Events before it (the lookback)
 only inform them: a redelivery or ack after ``since_ms`` of a message
 produced a little earlier still finds its copies.
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -21,10 +38,14 @@ from pyspark.sql import functions as F
 from kmqadmin.kmq.markers import MarkerType
 
 from .columns import COUNTS, QUANTILE_KINDS, QUANTILES, quantile_column
-from .events import DLQ, MARKERS, QUEUE
+from .events import COUNTS as COUNTS_ROLE
+from .events import DLQ, MARKERS, QUEUE, TALLIED
 
 START, END = int(MarkerType.START), int(MarkerType.END)
 ACKED, DEAD, IN_FLIGHT = "acked", "dead-lettered", "in flight"
+# A share queue's message that is not dead-lettered: acked, in flight or
+# waiting, only the broker knows.
+BROKER = "tracked by the broker"
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 _COPY = ["queue", "partition", "offset"]
@@ -39,19 +60,22 @@ class LifecycleTables:
     minutes: DataFrame  # one row per queue and minute
 
 
-def analyse(events: DataFrame, since_ms: int) -> LifecycleTables:
+def analyse(events: DataFrame, since_ms: int, share: Collection[str]) -> LifecycleTables:
+    """``share`` names the share queues among the events' queues."""
     copies = _copies(events)
     marked = _marked(events, copies)
     letters = _letters(events)
     ends = _classified_ends(marked, letters)
+    is_share = F.col("queue").isin(*share) if share else F.lit(False)
     return LifecycleTables(
-        _facts(copies, marked, ends, letters, since_ms), _minutes(copies, marked, ends, since_ms)
+        _facts(copies, marked, ends, letters, since_ms, is_share),
+        _minutes(copies, marked, ends, _tallies(events), since_ms),
     )
 
 
-def skipped_markers(events: DataFrame) -> DataFrame:
-    """Markers that do not decode, per queue."""
-    return events.filter((F.col("role") == MARKERS) & ~F.col("valid")).groupBy("queue").count()
+def skipped(events: DataFrame) -> DataFrame:
+    """Markers and counts records that do not decode, per queue."""
+    return events.filter(~F.col("valid")).groupBy("queue").count()
 
 
 def _copies(events: DataFrame) -> DataFrame:
@@ -106,12 +130,34 @@ def _letters(events: DataFrame) -> DataFrame:
     return (
         events.filter((F.col("role") == DLQ) & F.col("kmq_id").isNotNull())
         .groupBy("queue", "kmq_id")
-        .agg(F.count("*").alias("letters"), F.max_by("reason", "offset").alias("dlq_reason"))
+        .agg(
+            F.count("*").alias("letters"),
+            F.max_by("reason", "offset").alias("dlq_reason"),
+            F.max("at_ms").alias("lettered_copy_ms"),  # a letter keeps its copy's timestamp
+        )
     )
 
 
+def _tallies(events: DataFrame) -> DataFrame:
+    """Share queues' counts records, as the minute columns they add to."""
+    return events.filter((F.col("role") == COUNTS_ROLE) & F.col("valid")).select(
+        "queue",
+        F.col("at_ms").alias("ms"),
+        *(F.col(f"tally.{name}").alias(column) for name, column in _TALLY_COLUMNS.items()),
+    )
+
+
+# A share queue's counts: a release is a redelivery the broker makes without a copy.
+_TALLY_COLUMNS = dict(zip(TALLIED, ("acked", "redelivered", "dead_lettered"), strict=True))
+
+
 def _facts(
-    copies: DataFrame, marked: DataFrame, ends: DataFrame, letters: DataFrame, since_ms: int
+    copies: DataFrame,
+    marked: DataFrame,
+    ends: DataFrame,
+    letters: DataFrame,
+    since_ms: int,
+    is_share: Column,
 ) -> DataFrame:
     first = copies.filter(F.col("first") & (F.col("at_ms") >= since_ms)).select(
         "queue",
@@ -129,12 +175,24 @@ def _facts(
     final = ends.filter("last").select(
         "queue", "kmq_id", F.col("outcome").alias("state"), F.col("marker_ms").alias("ended_ms")
     )
+    copied = copies.groupBy("queue", "kmq_id").agg(
+        F.count("*").alias("copies"), F.max("at_ms").alias("copied_ms")
+    )
     facts = (
         first.join(starts, ["queue", "kmq_id"], "left")
         .join(final, ["queue", "kmq_id"], "left")
-        .join(letters.select("queue", "kmq_id", "dlq_reason"), ["queue", "kmq_id"], "left")
+        .join(copied, ["queue", "kmq_id"])
+        .join(
+            letters.select("queue", "kmq_id", "dlq_reason", "lettered_copy_ms"),
+            ["queue", "kmq_id"],
+            "left",
+        )
     )
-    state = F.coalesce("state", F.lit(IN_FLIGHT))
+    lettered_last = F.coalesce(F.col("lettered_copy_ms") >= F.col("copied_ms"), F.lit(False))
+    state = F.when(is_share, F.when(lettered_last, DEAD).otherwise(BROKER)).otherwise(
+        F.coalesce("state", F.lit(IN_FLIGHT))
+    )
+    known = ~is_share  # the markers' measures
     return facts.select(
         "queue",
         "kmq_id",
@@ -142,8 +200,11 @@ def _facts(
         "offset",
         "produced_ms",
         "timestamp_type",
-        F.coalesce("delivery_starts", F.array().cast("array<bigint>")).alias("delivery_starts"),
-        F.coalesce(F.size("delivery_starts"), F.lit(0)).alias("deliveries"),
+        F.when(known, F.coalesce("delivery_starts", F.array().cast("array<bigint>"))).alias(
+            "delivery_starts"
+        ),
+        F.when(known, F.coalesce(F.size("delivery_starts"), F.lit(0))).alias("deliveries"),
+        "copies",
         F.when(state == ACKED, F.col("ended_ms")).alias("acked_ms"),
         F.when(state == DEAD, F.col("ended_ms")).alias("dead_lettered_ms"),
         state.alias("state"),
@@ -152,10 +213,12 @@ def _facts(
     )
 
 
-def _minutes(copies: DataFrame, marked: DataFrame, ends: DataFrame, since_ms: int) -> DataFrame:
+def _minutes(
+    copies: DataFrame, marked: DataFrame, ends: DataFrame, tallies: DataFrame, since_ms: int
+) -> DataFrame:
     """Per queue and minute: counts, and latency / processing time quantiles
     of the acks in that minute (each ack against its message's first copy
-    and its copy's latest start)."""
+    and its copy's latest start; a share queue's acks have no time)."""
     produced = copies.filter("first").select("queue", F.col("at_ms").alias("ms"), _one("produced"))
     redelivered = copies.filter("redelivered").select(
         "queue", F.col("at_ms").alias("ms"), _one("redelivered")
@@ -184,8 +247,9 @@ def _minutes(copies: DataFrame, marked: DataFrame, ends: DataFrame, since_ms: in
             ),
         )
     )
-    counted = produced.unionByName(redelivered, allowMissingColumns=True).unionByName(
-        outcomes, allowMissingColumns=True
+    counted = reduce(
+        lambda a, b: a.unionByName(b, allowMissingColumns=True),
+        (produced, redelivered, outcomes, tallies),
     )
     minute = (F.col("ms") - F.col("ms") % 60_000).alias("minute_ms")
     grouped = counted.filter(F.col("ms") >= since_ms).groupBy("queue", minute)

@@ -8,9 +8,11 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
+from kmqadmin.console import analytics
 from kmqadmin.console.models import LifecycleMinute, Queue
 from kmqadmin.console.services import jobs
 from kmqadmin.kmq import QueueClient, QueueProducer
+from kmqadmin.pipeline.events import QueueTopics
 
 from .conftest import client_as
 
@@ -88,3 +90,46 @@ def test_pages_chart_the_minutes(registered: Queue) -> None:
         assert 'id="chart-counts"' in page and 'data-chart="chart-latency"' in page
         assert '"label": "Produced", "data": [9]' in page
     assert f'"label": "{registered.topic}", "data": [1.5]' in client.get("/").content.decode()
+
+
+def _share_queue(beside: Queue) -> Queue:
+    queue = Queue.objects.create(
+        cluster=beside.cluster, topic=f"{beside.topic}-share", group_id="workers", backend="share"
+    )
+    queue.config().ensure_topics(partitions=1)
+    return queue
+
+
+def test_a_share_queue_is_analysed_from_its_counts_topic_not_markers(
+    registered: Queue, spark
+) -> None:
+    share = _share_queue(registered)
+
+    [(cluster, job)] = analytics.jobs(spark)
+
+    assert cluster == registered.cluster
+    assert list(job.config.queues) == [
+        QueueTopics(registered.topic, registered.markers_topic, registered.dlq_topic),
+        QueueTopics.share(share.topic, share.dlq_topic, f"{share.topic}__counts"),
+    ]
+
+
+def test_a_share_queues_page_charts_its_counts_and_says_why_there_is_no_latency_chart(
+    registered: Queue,
+) -> None:
+    share = _share_queue(registered)
+    _minute(share, produced=4, acked=3)  # quantiles null, as the pipeline writes them
+    _minute(registered, produced=9, acked=7, latency_p95_ms=1500.0)
+    client: Client = client_as("viewer")
+
+    page = client.get(f"/queues/{share.topic}/").content.decode()
+
+    assert 'id="chart-counts"' in page and '"label": "Produced", "data": [4]' in page
+    assert (
+        "Share queues have no per-message ack times (the broker keeps them), so no latency chart."
+        in page
+    )
+    assert 'data-chart="chart-latency"' not in page
+    dashboard = client.get("/").content.decode()
+    assert f'"label": "{registered.topic}", "data": [1.5]' in dashboard
+    assert f'"label": "{share.topic}"' not in dashboard  # no empty latency line

@@ -125,3 +125,68 @@ def test_retry_reject_redrive_and_schedules(page: Page, stack: Stack) -> None:
     for action in ("retry", "reject", "redrive", "schedule", "cancel schedule"):
         expect(page.locator("td", has_text=action).first).to_be_visible()
     screenshot(page, "audit")
+
+
+def test_a_share_queue_its_group_its_dlq_and_its_reset(page: Page, stack: Stack) -> None:
+    """Registered as a share queue in the browser: its page shows the
+    connected consumer instead of an in-flight table; a rejected message is
+    redriven from the DLQ; with the worker gone, an admin moves the start
+    offset past everything."""
+    topic = f"emails-{uuid.uuid4().hex[:6]}"
+    page.goto("/registry/cluster/new")
+    if page.locator("#id_name").count():  # the first test may have registered it
+        register(page, "cluster", {"Name": "local"})
+    page.goto("/registry/queue/new")
+    label_of(page, "Cluster").select_option(label="local")
+    label_of(page, "Topic").fill(topic)
+    label_of(page, "Group id").fill(f"{topic}-workers")
+    label_of(page, "Backend").select_option(value="share")
+    label_of(page, "Partitions").fill("1")
+    label_of(page, "Message timeout ms").fill("60000")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#flash")).to_contain_text("saved")
+    config = QueueConfig(
+        bootstrap_servers=stack.bootstrap_servers,
+        topic=topic,
+        group_id=f"{topic}-workers",
+        message_timeout_ms=60_000,
+        backend="share",
+    )
+    producer = QueueProducer(config)
+    producer.send(b"welcome mail", key=b"user-1")
+    producer.flush()
+
+    with QueueClient(config) as worker:
+        [message] = poll_until(worker, 1)
+        page.goto(f"/queues/{topic}/")
+        expect(page.locator("[data-no-deadlines]")).to_contain_text("acquisition lock")
+        expect(page.locator("tr[data-member]")).to_contain_text(f"{topic}:0")
+        screenshot(page, "share-queue")
+        worker.reject(message, reason="mailbox full")
+        worker.flush()
+
+        page.goto(f"/queues/{topic}/dlq/")
+        reload_until(page, "tr[data-letter]")
+        expect(page.locator("tr[data-letter]")).to_contain_text("mailbox full")
+        page.locator("tr[data-letter]").get_by_role("button", name="redrive").click()
+        expect(page.locator("#flash")).to_contain_text("redriven")
+        [back] = poll_until(worker, 1)
+        assert (back.id, back.value) == (message.id, b"welcome mail")
+        worker.ack(back)
+
+    producer.send(b"never read")
+    producer.flush()
+    page.goto(f"/queues/{topic}/")
+    reload_until(page, "tr[data-member]", present=False)
+    page.locator("#share-group summary").click()
+    page.locator("#share-group select").select_option("latest")
+    page.locator("#share-group").get_by_role("button", name="Reset").click()
+    expect(page.locator("#flash")).to_contain_text("start offsets: 0→")
+    producer.send(b"after the reset")
+    producer.flush()
+    with QueueClient(config) as worker:
+        got = poll_until(worker, 1)  # "never read" is behind the start offset now
+        assert [m.value for m in got] == [b"after the reset"]
+        worker.ack_all(got)
+    page.goto("/audit/")
+    expect(page.locator("td", has_text="reset share group").first).to_be_visible()

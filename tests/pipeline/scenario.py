@@ -19,6 +19,7 @@ The first part is offsets 0-5 with their markers up to T+65s; the second
 adds C's redrive and the Es, for the streaming test.
 """
 
+import pytest
 from confluent_kafka import Producer
 
 from kmqadmin.kmq import headers, markers
@@ -91,7 +92,9 @@ def write(bootstrap: str, queue: QueueTopics, part: int) -> int:
     return count
 
 
-def fact(queue: QueueTopics, offset: int, produced: int, starts, state, ended=None, reason=None):
+def fact(
+    queue: QueueTopics, offset: int, produced: int, starts, state, ended=None, reason=None, copies=1
+):
     """A fact row as the pipeline must write it."""
     return {
         "queue": queue.queue,
@@ -101,8 +104,66 @@ def fact(queue: QueueTopics, offset: int, produced: int, starts, state, ended=No
         "timestamp_type": "CreateTime",
         "delivery_starts": [T + s for s in starts],
         "deliveries": len(starts),
+        "copies": copies,
         "acked_ms": T + ended if state == "acked" else None,
         "dead_lettered_ms": T + ended if state == "dead-lettered" else None,
         "state": state,
         "dlq_reason": reason,
     }
+
+
+def facts(queue: QueueTopics) -> dict[str, dict]:
+    """The facts of both parts, by kmq-id."""
+    expected = [
+        fact(queue, 0, 0, [1000], "acked", 3000),
+        fact(queue, 1, 500, [1000, 32_000, 63_000], "acked", 65_000, copies=3),
+        fact(queue, 2, 1000, [2000, 121_000], "acked", 125_000, "rejected", copies=2),
+        fact(queue, 4, 2000, [70_000], "in flight"),
+        fact(queue, 7, 3000, [4000], "acked", 5000),
+        fact(queue, 8, 3000, [4000], "acked", 8000),
+        fact(queue, 9, 3000, [4000], "acked", 20_000),
+    ]
+    return {row["kmq_id"]: row for row in expected}
+
+
+def _quantiles(kind: str, *values: float) -> dict[str, float]:
+    return {f"{kind}_p{p}_ms": v for p, v in zip((50, 95, 99), values, strict=True)}
+
+
+# The minutes of both parts, by ms after T. Minute 0: acks of A (3 s latency,
+# 2 s processing) and E1-E3 (2/5/17 s, 1/4/16 s); Spark's percentile
+# interpolates linearly between ranks. Minute 1: B's ack; minute 2: C's,
+# after its redrive (a copy, not a produce).
+MINUTES = {
+    0: {
+        "produced": 7,
+        "acked": 4,
+        "redelivered": 1,
+        "dead_lettered": 1,
+        **_quantiles("latency", 4000.0, 15_200.0, 16_640.0),
+        **_quantiles("processing", 3000.0, 14_200.0, 15_640.0),
+    },
+    MINUTE: {
+        "produced": 0,
+        "acked": 1,
+        "redelivered": 1,
+        "dead_lettered": 0,
+        **_quantiles("latency", 64_500.0, 64_500.0, 64_500.0),
+        **_quantiles("processing", 2000.0, 2000.0, 2000.0),
+    },
+    2 * MINUTE: {
+        "produced": 0,
+        "acked": 1,
+        "redelivered": 0,
+        "dead_lettered": 0,
+        **_quantiles("latency", 124_000.0, 124_000.0, 124_000.0),
+        **_quantiles("processing", 4000.0, 4000.0, 4000.0),
+    },
+}
+
+
+def assert_minutes(minutes: dict[int, dict]) -> None:
+    """``minutes`` (by ms after T) are the story's."""
+    assert set(minutes) == set(MINUTES)
+    for at, row in MINUTES.items():
+        assert minutes[at] == pytest.approx(row), at

@@ -11,7 +11,7 @@ from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import NAME, SPARK_KAFKA
 
 from . import scenario
-from .scenario import MINUTE, T, fact
+from .scenario import T
 
 SOURCES = ["spark", "python"]  # KMQ_PIPELINE_SOURCE: Spark's Kafka source, and ours
 
@@ -44,48 +44,10 @@ def test_batch_run_gives_the_facts_and_minutes_of_the_story(
     result = _job(spark, kafka, queue, tmp_path, source).run_batch(T)
 
     facts = _facts(spark, tmp_path)
-    expected = [
-        fact(queue, 0, 0, [1000], "acked", 3000),
-        fact(queue, 1, 500, [1000, 32_000, 63_000], "acked", 65_000),
-        fact(queue, 2, 1000, [2000, 121_000], "acked", 125_000, "rejected"),
-        fact(queue, 4, 2000, [70_000], "in flight"),
-        fact(queue, 7, 3000, [4000], "acked", 5000),
-        fact(queue, 8, 3000, [4000], "acked", 8000),
-        fact(queue, 9, 3000, [4000], "acked", 20_000),
-    ]
-    assert facts == {row["kmq_id"]: row for row in expected}
+    assert facts == scenario.facts(queue)
     assert result.facts == 7
-    assert result.skipped_markers == {queue.queue: 1}
-
-    minutes = _minutes(result)
-    assert set(minutes) == {0, MINUTE, 2 * MINUTE}
-    # Minute 0: acks of A (3 s latency, 2 s processing) and E1-E3 (2/5/17 s, 1/4/16 s);
-    # Spark's percentile interpolates linearly between ranks.
-    assert minutes[0] == pytest.approx(
-        {
-            "produced": 7,
-            "acked": 4,
-            "redelivered": 1,
-            "dead_lettered": 1,
-            "latency_p50_ms": 4000.0,
-            "latency_p95_ms": 15_200.0,
-            "latency_p99_ms": 16_640.0,
-            "processing_p50_ms": 3000.0,
-            "processing_p95_ms": 14_200.0,
-            "processing_p99_ms": 15_640.0,
-        }
-    )
-    assert minutes[MINUTE] == {
-        "produced": 0,
-        "acked": 1,
-        "redelivered": 1,
-        "dead_lettered": 0,
-        **dict.fromkeys(("latency_p50_ms", "latency_p95_ms", "latency_p99_ms"), 64_500.0),
-        **dict.fromkeys(("processing_p50_ms", "processing_p95_ms", "processing_p99_ms"), 2000.0),
-    }
-    assert minutes[2 * MINUTE]["acked"] == 1
-    assert minutes[2 * MINUTE]["latency_p50_ms"] == 124_000.0
-    assert minutes[2 * MINUTE]["processing_p99_ms"] == 4000.0
+    assert result.skipped == {queue.queue: 1}
+    scenario.assert_minutes(_minutes(result))
 
 
 def test_a_dead_letter_not_yet_redriven_is_the_final_state(
@@ -130,7 +92,7 @@ def test_spark_and_python_sources_give_identical_facts_and_minutes(
 
     by_spark, by_python = results["spark"], results["python"]
     assert by_spark.facts == by_python.facts == 7
-    assert by_spark.skipped_markers == by_python.skipped_markers == {queue.queue: 1}
+    assert by_spark.skipped == by_python.skipped == {queue.queue: 1}
     assert sorted(by_spark.minutes, key=repr) == sorted(by_python.minutes, key=repr)
     assert len(by_spark.minutes) == 3
     for table in ("facts", "minutes"):

@@ -57,10 +57,10 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         raise CommandError("no queues registered: add one in the console or the API first")
 
     def report(cluster: Cluster, result: RunResult) -> None:
-        skipped = sum(result.skipped_markers.values())
+        skipped = sum(result.skipped.values())
         command.stdout.write(
             f"{cluster.name}: {result.facts} messages, {len(result.minutes)} minutes"
-            f"{f', {skipped} malformed markers skipped' if skipped else ''}"
+            f"{f', {skipped} malformed markers or counts records skipped' if skipped else ''}"
         )
 
     if not options["stream"]:

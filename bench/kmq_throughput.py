@@ -83,11 +83,12 @@ def plain_consume(config: QueueConfig, n: int) -> float:
     return rate
 
 
-def io_floor_consume(config: QueueConfig, n: int, batch: int) -> float:
+def io_floor_consume(config: QueueConfig, n: int, batch: int, batch_ends: bool = False) -> float:
     """The Kafka calls the kmq path cannot avoid, made with no kmq code around
     them: consume, start markers (one produce_batch per partition), wait for
-    them, commit, an end marker per message. The ceiling for any client of
-    this design in Python."""
+    them, commit, an end marker per message (with ``batch_ends``, one
+    produce_batch per partition, as ack_all writes them). The ceiling for
+    any client of this design in Python."""
     bootstrap = config.bootstrap_servers
     consumer = Consumer(consumer_config(bootstrap, f"floor-{uuid.uuid4().hex}"))
     consumer.subscribe([config.topic])
@@ -106,8 +107,17 @@ def io_floor_consume(config: QueueConfig, n: int, batch: int) -> float:
         producer.flush(30)
         if records:
             consumer.commit(asynchronous=False)
-        for r in records:
-            producer.produce(topic, markers.END, pack(r.partition(), r.offset()), r.partition())
+        if batch_ends:
+            ends: dict[int, list[dict]] = {}
+            for r in records:
+                ends.setdefault(r.partition(), []).append(
+                    {"value": markers.END, "key": pack(r.partition(), r.offset())}
+                )
+            for partition, batch_ in ends.items():
+                producer.produce_batch(topic, batch_, partition)
+        else:
+            for r in records:
+                producer.produce(topic, markers.END, pack(r.partition(), r.offset()), r.partition())
         return len(records)
 
     rate = rate_after_first(poll, n)

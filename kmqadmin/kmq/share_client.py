@@ -23,8 +23,7 @@ instead of the client's bare IllegalStateException.
 
 import logging
 import uuid
-from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
 from types import TracebackType
 
@@ -69,19 +68,18 @@ class ShareQueueClient:
     these when ``config.backend == "share"``. Not thread-safe (nor is the
     ShareConsumer under it): one per worker thread or process."""
 
-    def __init__(self, config: QueueConfig, max_poll_records: int = 500) -> None:
+    def __init__(self, config: QueueConfig, max_poll_records: int | None = None) -> None:
+        """``max_poll_records``: how many records one fetch acquires at most
+        (librdkafka's ``max.poll.records``; its default when None). poll()
+        hands them out ``max_messages`` at a time; they are all locked from
+        the fetch on, so a smaller fetch suits slow work."""
         self.config = config
         share_group.configure(config)
+        settings = {"group.id": config.group_id, "share.acknowledgement.mode": "explicit"}
+        if max_poll_records is not None:
+            settings["max.poll.records"] = max_poll_records
         self._consumer = ShareConsumer(
-            client_config(
-                config.bootstrap_servers,
-                {
-                    "group.id": config.group_id,
-                    "share.acknowledgement.mode": "explicit",
-                    "max.poll.records": max_poll_records,
-                    **config.kafka_config,
-                },
-            )
+            client_config(config.bootstrap_servers, {**settings, **config.kafka_config})
         )
         self._consumer.set_acknowledgement_commit_callback(self._committed)
         self._consumer.subscribe([config.topic])
@@ -89,45 +87,48 @@ class ShareQueueClient:
             producer_config(config.bootstrap_servers, extra={"linger.ms": 0, **config.kafka_config})
         )
         self._dlq_partitions = len(topic_partitions(self._producer, config.dlq_topic))
-        self._buffer: deque[KafkaMessage] = deque()  # acquired, not yet handed out
+        # The last fetch, acquired, handed out up to _next.
+        self._fetched: Sequence[KafkaMessage] = ()
+        self._next = 0
+        self._acknowledge = self._consumer.acknowledge
         self._id = uuid.uuid4().hex.encode()
         self._counts = ShareCounts(minute_of(now_ms()))
+        self._accepted = 0  # acks since the counts were last folded: a bare int, per message
         self.malformed = 0
         self.lost_locks = 0  # acknowledgements the broker refused (lock gone)
 
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
         """Up to ``max_messages`` acquired messages. Records over the delivery
         limit, or whose headers do not decode, go to the DLQ instead."""
-        if not self._buffer:
-            self._settle_letters()
-            self._publish_counts()
-            try:
-                self._buffer.extend(self._consumer.poll(timeout))
-            except IllegalStateException as exc:
-                raise UnsettledMessages(
-                    f"{exc}: a share group hands out the next batch only once every message "
-                    "of the previous one is acked, released or rejected"
-                ) from None
+        if self._next >= len(self._fetched):
+            self._fetch(timeout)
+        start = self._next
+        batch = self._fetched[start : start + max_messages]
+        self._next = start + len(batch)
         messages: list[Message] = []
-        buffer, limit = self._buffer, self.config.max_redeliveries + 1
-        while buffer and len(messages) < max_messages:
-            record = buffer.popleft()
+        append, limit = messages.append, self.config.max_redeliveries + 1
+        for record in batch:  # the hot loop: one header read, one Message each
             if (error := record.error()) is not None:
                 self._raise_unless_benign(error)
                 continue
-            count = self._delivery_count(record)
-            if count == 0:  # undecodable: already on its way to the DLQ
+            try:
+                found = read_headers(record)
+            except UndecodableRecord as exc:
+                self._undecodable(record, exc)
                 continue
+            count = record.delivery_count() or 1
+            if found:
+                count += self._copies_before(record, found)
             if count > limit:
                 self._to_dlq(record, copies.MAX_REDELIVERIES, "")
                 continue
-            messages.append(Message(record, count, b"", record.partition()))
+            append(Message(record, count, b"", record.partition()))
         return messages
 
     def ack(self, message: Message) -> None:
-        """Done with it: ACCEPT, sent with the next poll or flush."""
-        self._consumer.acknowledge(message._record, ACCEPT)
-        self._counts.accepted += 1
+        """Done with it: ACCEPT, sent with the next fetch or flush."""
+        self._acknowledge(message._record, ACCEPT)
+        self._accepted += 1
 
     def release(self, message: Message) -> None:
         """Give it back: redelivered with its count + 1, after the backoff if
@@ -155,13 +156,13 @@ class ShareQueueClient:
         )
 
     def ack_all(self, messages: Iterable[Message]) -> None:
-        """One acknowledge pass and one commit for a whole batch."""
+        """One acknowledge pass for a whole batch; the acknowledgements reach
+        the broker together, with the next fetch (or flush), in one request."""
         acknowledge, n = self._consumer.acknowledge, 0
         for message in messages:
             acknowledge(message._record, ACCEPT)
             n += 1
-        self._counts.accepted += n
-        self._consumer.commit_async()
+        self._accepted += n
 
     def release_all(self, messages: Iterable[Message]) -> None:
         for message in messages:
@@ -201,31 +202,39 @@ class ShareQueueClient:
 
     # --- internals -----------------------------------------------------
 
-    def _delivery_count(self, record: KafkaMessage) -> int:
-        """Deliveries so far, this one included: the broker's count on this
-        copy plus the deliveries before it (a delayed copy's header). 0 for
-        a record whose headers do not decode; it is moved to the DLQ."""
+    def _fetch(self, timeout: float) -> None:
+        """The next fetch, once the letters of the last one are written (their
+        records' ACCEPTs ride with it) and the finished minute's counts out."""
+        self._settle_letters()
+        self._publish_counts()
         try:
-            found = read_headers(record)
-        except UndecodableRecord as exc:
+            self._fetched, self._next = self._consumer.poll(timeout), 0
+        except IllegalStateException as exc:
+            raise UnsettledMessages(
+                f"{exc}: a share group hands out the next batch only once every message "
+                "of the previous one is acked, released or rejected"
+            ) from None
+
+    def _copies_before(self, record: KafkaMessage, found: headers.Headers) -> int:
+        """The deliveries before this copy (a delayed retry's header); 0 when
+        the header does not decode (counted and logged)."""
+        try:
+            return headers.decode_count(headers.find(found, headers.REDELIVERY_COUNT))
+        except headers.HeaderError as exc:
             self.malformed += 1
-            log.warning("%s; to the DLQ, not handed out", exc)
-            self._to_dlq(record, UNDECODABLE, "")
+            log.warning(
+                "%s/%d/%d: %s; counted from the broker's delivery count alone",
+                record.topic(),
+                record.partition(),
+                record.offset(),
+                exc,
+            )
             return 0
-        before = 0
-        if found:
-            try:
-                before = headers.decode_count(headers.find(found, headers.REDELIVERY_COUNT))
-            except headers.HeaderError as exc:
-                self.malformed += 1
-                log.warning(
-                    "%s/%d/%d: %s; counted from the broker's delivery count alone",
-                    record.topic(),
-                    record.partition(),
-                    record.offset(),
-                    exc,
-                )
-        return before + (record.delivery_count() or 1)
+
+    def _undecodable(self, record: KafkaMessage, exc: UndecodableRecord) -> None:
+        self.malformed += 1
+        log.warning("%s; to the DLQ, not handed out", exc)
+        self._to_dlq(record, UNDECODABLE, "")
 
     def _to_dlq(self, record: KafkaMessage, reason: str, detail: str) -> None:
         out = copies.dead_letter(record, reason, detail)
@@ -269,6 +278,8 @@ class ShareQueueClient:
         minute, counts = minute_of(now_ms()), self._counts
         if minute == counts.minute and not final:
             return
+        counts.accepted += self._accepted
+        self._accepted = 0
         if counts.any():
             self._producer.produce(self.config.counts_topic, key=self._id, value=counts.encode())
         self._counts = ShareCounts(minute)

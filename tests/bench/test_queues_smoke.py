@@ -35,7 +35,8 @@ def test_quick_run_reports_every_system(kafka) -> None:
     for pair in ratios["share_vs_share_consumer"].values():
         assert set(pair) == {"share_each", "share_batch"} and all(r > 0 for r in pair.values())
     assert set(ratios["kmq_vs_share_consumer_one_consumer_per_partition"]) == {"4p_100B_4c"}
-    assert ratios["kmq_io_floor_msgs_per_s"] > 0
+    assert set(ratios["kmq_io_floor_msgs_per_s"]) == {"kmq_each", "kmq_batch"}
+    assert all(rate > 0 for rate in ratios["kmq_io_floor_msgs_per_s"].values())
     assert set(ratios["kmq_vs_io_floor"]) == {"kmq_each", "kmq_batch"}
 
     latency = report["latency"]

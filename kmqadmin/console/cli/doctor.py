@@ -23,7 +23,7 @@ from kmqadmin.kafka.topics import admin_client, cluster_metadata, partition_coun
 from kmqadmin.kmq import QueueConfig, share_group
 
 if TYPE_CHECKING:
-    from kmqadmin.console.models import Cluster
+    from kmqadmin.console.models import Cluster, Queue
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,23 @@ def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
 def registered_queues() -> list[CheckedQueue]:
     from kmqadmin.console.models import Queue
 
-    return [CheckedQueue(q.config(), q.cluster) for q in Queue.objects.select_related("cluster")]
+    return [CheckedQueue(_config(q), q.cluster) for q in Queue.objects.select_related("cluster")]
+
+
+def _config(queue: "Queue") -> QueueConfig:
+    """The queue's config; its topics alone when its cluster's settings
+    cannot be read (an unset secret): check_kafka reports that, by name."""
+    try:
+        return queue.config()
+    except KafkaSetupError:
+        return QueueConfig(
+            queue.cluster.bootstrap,
+            queue.topic,
+            queue.group_id,
+            markers_topic=queue.markers_topic,
+            dlq_topic=queue.dlq_topic,
+            backend=queue.backend,
+        )
 
 
 def _guarded(name: str, fix: str) -> Callable[[Callable[[], Check]], Callable[[], Check]]:

@@ -11,13 +11,13 @@ A crash after 4 leaves start markers with no end: the tracker redelivers.
 
 import logging
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.closing import Closing
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 _REJECT_UNDECODABLE = markers.reject(UNDECODABLE)
 
 
-class QueueClient:
+class QueueClient(Closing):
     """Per-message acknowledgement on the kmq backend; for a queue whose
     ``backend`` is "share", QueueClient(config) is a ShareQueueClient, which
     has the same names (share_client)."""
@@ -145,17 +145,6 @@ class QueueClient:
             self.flush()
         finally:
             self._consumer.close()
-
-    def __enter__(self) -> "QueueClient":
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- internals -----------------------------------------------------
 

@@ -25,7 +25,6 @@ import logging
 import uuid
 from collections.abc import Iterable, Sequence
 from functools import partial
-from types import TracebackType
 
 from confluent_kafka import (
     AcknowledgeType,
@@ -39,6 +38,7 @@ from confluent_kafka import (
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.closing import Closing
 from kmqadmin.kafka.config import client_config, producer_config
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
@@ -63,7 +63,7 @@ class NoRenew(RuntimeError):
     """extend() on a share queue: the client cannot renew a record's lock."""
 
 
-class ShareQueueClient:
+class ShareQueueClient(Closing):
     """Same names as QueueClient; ``QueueClient(config)`` returns one of
     these when ``config.backend == "share"``. Not thread-safe (nor is the
     ShareConsumer under it): one per worker thread or process."""
@@ -188,17 +188,6 @@ class ShareQueueClient:
             self._producer.flush(LETTER_TIMEOUT_S)
         finally:
             self._consumer.close()
-
-    def __enter__(self) -> "ShareQueueClient":
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- internals -----------------------------------------------------
 

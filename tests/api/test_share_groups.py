@@ -7,7 +7,7 @@ from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from tests.api.conftest import client_as
 from tests.process import wait_for
-from tests.share_helpers import Sharer, read_from_earliest
+from tests.share_helpers import Sharer
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,6 @@ def share_queue(kafka: EmbeddedBroker, topic: str) -> Queue:
         cluster=cluster, topic=topic, group_id=f"{topic}-workers", backend="share"
     )
     queue.config().ensure_topics(partitions=1)
-    read_from_earliest(kafka.bootstrap_servers, queue.group_id)
     return queue
 
 

@@ -11,7 +11,7 @@ from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
 from tests.console.conftest import client_as
 from tests.process import wait_for
-from tests.share_helpers import Sharer, read_from_earliest
+from tests.share_helpers import Sharer
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +23,6 @@ def share_queue(kafka: EmbeddedBroker, topic: str) -> Queue:
         cluster=cluster, topic=topic, group_id=f"{topic}-workers", backend="share"
     )
     queue.config().ensure_topics(partitions=2)
-    read_from_earliest(kafka.bootstrap_servers, queue.group_id)
     producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
     for partition in (0, 1):
         producer.produce(topic, b"work", partition=partition)

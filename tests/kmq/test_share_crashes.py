@@ -1,34 +1,18 @@
 """Share queues under kill -9: records a dead worker held come back after
 their lock, nothing is lost, and a DLQ move is at-least-once."""
 
+import dataclasses
 import random
 import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
-from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
 from tests.kmq.test_crashes import spawn
 from tests.process import kill9, wait_for
 from tests.queue_helpers import send
-
-
-@pytest.fixture
-def share_queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
-    config = QueueConfig(
-        bootstrap_servers=kafka.bootstrap_servers,
-        topic=topic,
-        group_id=f"{topic}-workers",
-        message_timeout_ms=2000,
-        max_redeliveries=3,
-        backend="share",
-    )
-    config.ensure_topics(partitions=2)
-    return config
 
 
 def kill_workers(
@@ -45,6 +29,7 @@ def kill_workers(
 def test_kill_9_worker_holding_records_loses_nothing(
     share_queue: QueueConfig, tmp_path: Path
 ) -> None:
+    share_queue = dataclasses.replace(share_queue, max_redeliveries=3)  # three kills
     n = 5000  # at 1 ms of work each, more than the workers get through
     send(share_queue, n)
     log = tmp_path / "processed"
@@ -65,7 +50,7 @@ def test_kill_9_worker_holding_records_loses_nothing(
         wait_for(drained, 120, "every message processed", every=0)
     assert processed == {f"m{i}".encode() for i in range(n)}
     assert redelivered > 0, (len(noted), len(processed))  # what the dead workers held came back
-    assert read_all(share_queue, share_queue.dlq_topic, partitions=2) == []
+    assert read_all(share_queue, share_queue.dlq_topic, partitions=1) == []
 
 
 def test_kill_9_worker_mid_dlq_moves_loses_no_letter(
@@ -74,6 +59,7 @@ def test_kill_9_worker_mid_dlq_moves_loses_no_letter(
     """Killed between writing a letter and its ACCEPT, a worker leaves the
     record to come back and be dead-lettered again: a duplicate letter with
     the same kmq-id, never a lost one."""
+    share_queue = dataclasses.replace(share_queue, max_redeliveries=3)  # three kills
     n = 5000
     send(share_queue, n)
     log = tmp_path / "processed"
@@ -93,7 +79,7 @@ def test_kill_9_worker_mid_dlq_moves_loses_no_letter(
 
         wait_for(drained, 120, "every good message processed", every=0)
         client.flush()
-    letters = read_all(share_queue, share_queue.dlq_topic, partitions=2)
+    letters = read_all(share_queue, share_queue.dlq_topic, partitions=1)
     dead = Counter(r.value() for r in letters)
     assert set(dead) == poison
     ids = {(r.value(), h.find(r.headers(), h.MESSAGE_ID)) for r in letters}

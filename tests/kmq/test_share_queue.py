@@ -8,7 +8,6 @@ from collections import Counter
 import pytest
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.share_groups import ShareGroupError
 from kmqadmin.kafka.topics import admin_client
 from kmqadmin.kmq import (
@@ -29,20 +28,6 @@ from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import poll_until, send
 from tests.raw_produce import RawRecord, produce_raw
-
-
-@pytest.fixture
-def share_queue(kafka: EmbeddedBroker, topic: str) -> QueueConfig:
-    config = QueueConfig(
-        bootstrap_servers=kafka.bootstrap_servers,
-        topic=topic,
-        group_id=f"{topic}-workers",
-        message_timeout_ms=2000,
-        max_redeliveries=2,
-        backend="share",
-    )
-    config.ensure_topics(partitions=1)
-    return config
 
 
 def letters(queue: QueueConfig) -> list:

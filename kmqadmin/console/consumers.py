@@ -16,7 +16,7 @@ from confluent_kafka import KafkaException
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 from .models import Queue
@@ -94,7 +94,7 @@ class DashboardConsumer(LiveConsumer):
         for queue in Queue.objects.select_related("cluster"):
             try:
                 rows.append({"queue": queue, "stats": queue_stats(queue)})
-            except (KafkaException, ReadTimeout, TopicMissing) as exc:
+            except (KafkaException, ReadTimeout, KafkaSetupError) as exc:
                 rows.append({"queue": queue, "error": str(exc)})
         return render_to_string("console/_dashboard_rows.html", {"rows": rows})
 

@@ -307,3 +307,27 @@ def test_a_kmq_queue_in_flight_view_catches_up_before_a_switch(
             f"/api/queues/{kmq.topic}/", {"backend": "share"}, format="json"
         )
         assert answer.status_code == 409 and "3 message(s) in flight" in answer.json()["detail"]
+
+
+def test_a_share_queues_stats_come_from_its_group_and_its_counts(
+    side_by_side: tuple[Queue, Queue],
+) -> None:
+    """Depth is the share group's lag; redeliveries and moves to the DLQ per
+    minute are what the clients counted (no tracker counts them)."""
+    _, share = side_by_side
+    config = share.config()
+    send(config, 3)
+    api = api_as("viewer")
+
+    def stats() -> dict:
+        answer = api.get(f"/api/queues/{share.topic}/stats")
+        assert answer.status_code == 200, answer.content
+        return answer.json()
+
+    assert stats()["depth"] == 3 and stats()["in_flight"] is None
+    with QueueClient(config) as worker:
+        got = sorted(poll_until(worker, 3), key=lambda m: m.offset)
+        worker.reject(got[0], reason="bad")
+        worker.ack_all(got[1:])
+    wait_for(lambda: stats()["depth"] == 0, 30, "the group's lag to reach 0")
+    assert stats()["dead_lettered_per_min"] == 0.2  # one in the last five minutes

@@ -7,6 +7,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kmq.share_counts import MINUTE_MS
 
 from ..models import Queue, QueueMinute
 from . import clients
@@ -32,9 +33,16 @@ def queue_stats(queue: Queue) -> QueueStats:
     dashboard can ask every few seconds."""
     config = queue.config()
     gauges = clients.gauges(config)
+    if queue.backend == "share":
+        return QueueStats(
+            depth=_share_depth(queue),
+            **_NO_IN_FLIGHT_VIEW,
+            dead_letters=gauges.dead_letters(),
+            **_share_rates(queue),
+        )
     return QueueStats(
         depth=gauges.depth(),
-        **(_in_flight(queue) if queue.backend == "kmq" else _NO_IN_FLIGHT_VIEW),
+        **_in_flight(queue),
         dead_letters=gauges.dead_letters(),
         **rates(queue),
     )
@@ -42,6 +50,30 @@ def queue_stats(queue: Queue) -> QueueStats:
 
 # A share queue has no markers to count open deliveries from.
 _NO_IN_FLIGHT_VIEW = {"in_flight": None, "oldest_in_flight_ms": None}
+
+
+def _share_depth(queue: Queue) -> int:
+    """Records the share group has not finished: its lag, summed (exact
+    where the broker counts it, else an upper bound). A share group has no
+    committed offsets for the consumer-group gauge to read."""
+    config = queue.config()
+    progress = clients.share_group_admin(config).progress(config.group_id, config.topic)
+    return sum(p.end - p.log_start if p.lag is None else p.lag for p in progress)
+
+
+def _share_rates(queue: Queue) -> dict[str, float]:
+    """From the counts the clients publish: no tracker counts a share queue's
+    redeliveries (releases and delayed retries) or moves to the DLQ."""
+    config = queue.config()
+    # The RATE_MINUTES whole minutes and this one so far, as rates() counts.
+    window = clients.share_counts(config).last(RATE_MINUTES + 1, now=now_ms() + MINUTE_MS)
+    minutes = window.minutes
+    redelivered = sum(c.released + c.delayed for c in minutes)
+    dead = sum(c.dead_lettered for c in minutes)
+    return {
+        "redelivered_per_min": round(redelivered / RATE_MINUTES, 1),
+        "dead_lettered_per_min": round(dead / RATE_MINUTES, 1),
+    }
 
 
 def _in_flight(queue: Queue) -> dict[str, int | None]:

@@ -182,12 +182,15 @@ class ShareQueueClient(Closing):
         self._consumer.commit_sync(timeout)
 
     def close(self) -> None:
+        """Settles what it can, publishes this minute's counts, leaves the
+        group (what is still acquired goes back to the broker) and closes."""
         try:
             self.flush()
             self._publish_counts(final=True)
             self._producer.flush(LETTER_TIMEOUT_S)
         finally:
             self._consumer.close()
+            self._producer.close()
 
     # --- internals -----------------------------------------------------
 

@@ -42,6 +42,16 @@ def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
         gc.collect()
 
 
+@pytest.fixture(autouse=True)
+def kept_clients_per_test() -> Iterator[None]:
+    """The clients a test's pages and calls kept go with the test: a whole
+    session of them holds more file descriptors than select() can watch
+    (1024), and py4j's callback server, which Spark's streaming runs need,
+    uses select()."""
+    yield
+    clients.close()
+
+
 @pytest.fixture(scope="session")
 def spark():
     """One local SparkSession (two cores) for the session; started on first use."""

@@ -148,7 +148,10 @@ class ShareGroupAdmin:
             raise ShareGroupError(f"cannot reach Kafka at {bootstrap_servers}: {exc}") from None
 
     def close(self) -> None:
+        """Closes the protocol client; the AdminClient (librdkafka's, which
+        has no close) goes with its last reference, here."""
         self._protocol.close()
+        del self._admin
 
     def describe(self, group_id: str) -> ShareGroup:
         response = self._at_coordinator(group_id, ShareGroupDescribeRequest(group_ids=[group_id]))

@@ -5,11 +5,20 @@ queue_stats(), the same offsets-and-markers reading the dashboard shows, so
 Grafana and the console never disagree. A queue whose numbers cannot be read
 now (Kafka away, a bad cluster setting) is left out of the gauges, logged,
 and reported by ``kmqadmin_queue_stats_up`` 0: a scrape never fails for it.
+
+Queues are read on a small pool, all at once, and a scrape waits at most
+DEADLINE_S for them: a cluster that does not answer costs the client's
+10 s timeout, which would otherwise outlast Prometheus' scrape timeout. A
+queue's read still under way from an earlier scrape is not started again,
+so a dead cluster holds one thread, not one per scrape.
 """
 
 import logging
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+from django.db import connection
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -17,6 +26,11 @@ from ..models import Queue
 from ..services.queue_stats import QueueStats, queue_stats
 
 log = logging.getLogger(__name__)
+
+DEADLINE_S = 5.0
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kmq-metrics")
+_reads: dict[int, Future[QueueStats]] = {}  # queue pk -> its latest read
+_lock = threading.Lock()
 
 GAUGES = (
     ("kmqadmin_queue_depth", "Messages the workers have not taken yet", "depth"),
@@ -56,9 +70,26 @@ def _read_all() -> Iterator[tuple[str, QueueStats | None]]:
     except Exception:
         log.exception("metrics: the registered queues could not be listed")
         return
-    for queue in queues:
-        try:
-            yield queue.topic, queue_stats(queue)
-        except Exception as exc:  # any one queue's trouble: say so, serve the rest
-            log.warning("metrics: no gauges for queue %s: %s", queue.topic, exc)
-            yield queue.topic, None
+    with _lock:
+        for queue in queues:
+            read = _reads.get(queue.pk)
+            if read is None or read.done():
+                _reads[queue.pk] = _pool.submit(_read, queue)
+        reads = {queue.topic: _reads[queue.pk] for queue in queues}
+    wait(reads.values(), timeout=DEADLINE_S)
+    for topic, read in reads.items():
+        if not read.done():
+            log.warning("metrics: queue %s did not answer within %s s", topic, DEADLINE_S)
+            yield topic, None
+        elif (exc := read.exception()) is not None:  # one queue's trouble: serve the rest
+            log.warning("metrics: no gauges for queue %s: %s", topic, exc)
+            yield topic, None
+        else:
+            yield topic, read.result()
+
+
+def _read(queue: Queue) -> QueueStats:
+    try:
+        return queue_stats(queue)
+    finally:
+        connection.close()  # this pool thread's own, opened by the rates' query

@@ -8,7 +8,7 @@ clusters) are summed under that topic.
 """
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator, Mapping
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -25,75 +25,24 @@ from kmqadmin.scheduler.stats import SchedulerStats
 
 from .host import ServiceHost
 
-# (metric name, help, reads the number from the stats); counters end in _total.
-TRACKER = (
-    ("kmqadmin_tracker_acked", "Deliveries closed by an end marker (acks)", lambda s: s.acked),
-    (
-        "kmqadmin_tracker_redelivered",
-        "Copies sent again after a timeout or a retry",
-        lambda s: s.redelivered,
-    ),
-    ("kmqadmin_tracker_dead_lettered", "Messages moved to the DLQ", lambda s: s.dead_lettered),
-    (
-        "kmqadmin_tracker_undecodable",
-        "Messages dead-lettered because their headers do not decode",
-        lambda s: s.undecodable,
-    ),
-    (
-        "kmqadmin_tracker_skipped",
-        "Marker records that are not markers, and due messages gone from the queue",
-        lambda s: s.skipped,
-    ),
-    (
-        "kmqadmin_tracker_rebalances",
-        "Markers-partition assignments received",
-        lambda s: s.rebalances,
-    ),
-)
-TRACKER_GAUGES = (
-    (
-        "kmqadmin_tracker_markers_lag",
-        "Markers not yet read by the trackers",
-        lambda s: s.markers_lag,
-    ),
-    (
-        "kmqadmin_tracker_partitions",
-        "Markers partitions this worker owns",
-        lambda s: len(s.partitions),
-    ),
-)
-SCHEDULER = (
-    ("kmqadmin_schedules_fired", "Schedules fired", lambda s: s.fired),
-    (
-        "kmqadmin_schedules_skipped",
-        "Schedule records that do not decode, skipped",
-        lambda s: s.skipped,
-    ),
-    (
-        "kmqadmin_schedules_undeliverable",
-        "Due schedules whose target topic does not exist",
-        lambda s: s.undeliverable,
-    ),
-    (
-        "kmqadmin_schedules_forbidden",
-        "Due schedules whose target is not an allowed one",
-        lambda s: s.forbidden,
-    ),
-    (
-        "kmqadmin_scheduler_rebalances",
-        "Schedules-partition assignments received",
-        lambda s: s.rebalances,
-    ),
-)
-SCHEDULER_GAUGES = (
-    (
-        "kmqadmin_schedules_held",
-        "Schedules held in memory, due within the horizon",
-        lambda s: s.held,
-    ),
-)
-
-type Read[S] = Callable[[S], int]
+# Stats field -> help; the metric is named after the field. Counters end in _total.
+TRACKER_COUNTERS = {
+    "acked": "Deliveries closed by an end marker (acks)",
+    "redelivered": "Copies sent again after a timeout or a retry",
+    "dead_lettered": "Messages moved to the DLQ",
+    "undecodable": "Messages dead-lettered because their headers do not decode",
+    "skipped": "Marker records that are not markers, and due messages gone from the queue",
+    "rebalances": "Markers-partition assignments received",
+}
+TRACKER_GAUGES = {"markers_lag": "Markers not yet read by this worker's trackers"}
+SCHEDULE_COUNTERS = {
+    "fired": "Schedules fired",
+    "skipped": "Schedule records that do not decode, skipped",
+    "undeliverable": "Due schedules whose target topic does not exist",
+    "forbidden": "Due schedules whose target is not an allowed one",
+}
+SCHEDULE_GAUGES = {"held": "Schedules held in memory, due within the horizon"}
+SCHEDULER_COUNTERS = {"rebalances": "Schedules-partition assignments received"}
 
 
 class HostedServices(Collector):
@@ -108,23 +57,42 @@ class HostedServices(Collector):
                 trackers[service.config.topic].append(service.stats())
             elif isinstance(service, Scheduler):
                 schedulers[service.config.topic].append(service.stats())
-        yield from _families(trackers, "queue", TRACKER, CounterMetricFamily)
-        yield from _families(trackers, "queue", TRACKER_GAUGES, GaugeMetricFamily)
-        yield from _families(schedulers, "topic", SCHEDULER, CounterMetricFamily)
-        yield from _families(schedulers, "topic", SCHEDULER_GAUGES, GaugeMetricFamily)
+        yield from _families(
+            "kmqadmin_tracker_", TRACKER_COUNTERS, CounterMetricFamily, "queue", trackers
+        )
+        yield from _families(
+            "kmqadmin_tracker_", TRACKER_GAUGES, GaugeMetricFamily, "queue", trackers
+        )
+        partitions = GaugeMetricFamily(
+            "kmqadmin_tracker_partitions", "Markers partitions this worker owns", labels=["queue"]
+        )
+        for topic, stats in sorted(trackers.items()):
+            partitions.add_metric([topic], sum(len(s.partitions) for s in stats))
+        yield partitions
+        yield from _families(
+            "kmqadmin_schedules_", SCHEDULE_COUNTERS, CounterMetricFamily, "topic", schedulers
+        )
+        yield from _families(
+            "kmqadmin_schedules_", SCHEDULE_GAUGES, GaugeMetricFamily, "topic", schedulers
+        )
+        yield from _families(
+            "kmqadmin_scheduler_", SCHEDULER_COUNTERS, CounterMetricFamily, "topic", schedulers
+        )
         yield _lateness(schedulers)
 
 
-def _families[S](
-    by_topic: dict[str, list[S]],
-    label: str,
-    specs: Iterable[tuple[str, str, Read[S]]],
+def _families(
+    prefix: str,
+    fields: dict[str, str],
     kind: type[CounterMetricFamily] | type[GaugeMetricFamily],
+    label: str,
+    by_topic: Mapping[str, list[TrackerStats]] | Mapping[str, list[SchedulerStats]],
 ) -> Iterator[Metric]:
-    for name, documentation, read in specs:
-        family = kind(name, documentation, labels=[label])
+    """One family per stats field, the services of one topic summed."""
+    for field, documentation in fields.items():
+        family = kind(prefix + field, documentation, labels=[label])
         for topic, stats in sorted(by_topic.items()):
-            family.add_metric([topic], sum(read(s) for s in stats))
+            family.add_metric([topic], sum(getattr(s, field) for s in stats))
         yield family
 
 

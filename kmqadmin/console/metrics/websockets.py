@@ -10,7 +10,9 @@ from typing import Any
 from prometheus_client import Counter, Gauge
 
 ACCEPTED = Counter("kmqadmin_websocket_accepted", "WebSocket connections accepted")
-# livesum: with several web processes, only the living ones' open sockets count.
+# livesum: summed over the web processes, leaving out any marked dead
+# (prometheus_client.multiprocess.mark_process_dead, for a server that
+# restarts its workers; one daphne per tmpfs, as in compose, needs none).
 OPEN = Gauge(
     "kmqadmin_websocket_open", "WebSocket connections open now", multiprocess_mode="livesum"
 )

@@ -2,7 +2,17 @@ from django.urls import path, re_path
 
 from kmqadmin.kmq import names
 
-from .views import audit, dashboard, dead_letters, health, queues, registry, schedules, tasks
+from .views import (
+    audit,
+    dashboard,
+    dead_letters,
+    health,
+    metrics,
+    queues,
+    registry,
+    schedules,
+    tasks,
+)
 
 app_name = "console"
 
@@ -13,6 +23,7 @@ ANY = r"[\s\S]+"
 urlpatterns = [
     path("", dashboard.index, name="index"),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.scrape, name="metrics"),
     path("audit/", audit.log, name="audit"),
     path("tasks/<str:task_id>", tasks.progress, name="task"),
     path("registry/", registry.index, name="registry"),

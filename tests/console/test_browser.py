@@ -17,6 +17,7 @@ from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.kmq import markers
 from kmqadmin.scheduler import wire
 from tests.console.conftest import client_as
+from tests.raw_produce import RawRecord, produce_raw
 
 pytestmark = pytest.mark.django_db
 
@@ -257,3 +258,15 @@ def test_viewers_browse_and_others_do_not(filled: Queue) -> None:
         assert viewer.get(url).status_code == 200, url
         assert client_as(None).get(url).status_code == 302, url
         assert roleless.get(url).status_code == 403, url
+
+
+def test_a_record_whose_headers_do_not_decode_is_listed_filtered_and_shown(filled: Queue) -> None:
+    hostile = RawRecord(b'{"n": 1}', b"order-x", headers=[(b"\xff\xfe", b"v")])
+    [offset] = produce_raw(filled.cluster.bootstrap, filled.topic, [hostile])
+    viewer = client_as("viewer")
+    listed = browse(viewer, filled, start="offset", offset=offset, direction="forward")
+    assert shown(listed) == [offset] and "undecodable" in listed.content.decode()
+    assert shown(browse(viewer, filled, start="offset", offset=offset, header="tenant")) == []
+    assert shown(browse(viewer, filled, start="offset", offset=offset, json_path="$.n")) == [offset]
+    page = viewer.get(f"/clusters/local/topics/{filled.topic}/0/{offset}")
+    assert page.status_code == 200 and "data-undecodable" in page.content.decode()

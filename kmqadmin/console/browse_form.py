@@ -19,6 +19,10 @@ CAPS = Caps()
 MAX_RECORDS = CAPS.records
 
 
+def _hint(text: str) -> forms.TextInput:
+    return forms.TextInput(attrs={"placeholder": text})
+
+
 class BrowseForm(forms.Form):
     partition = forms.IntegerField(min_value=0, max_value=MAX_PARTITION, required=False)
     start = forms.ChoiceField(
@@ -32,19 +36,19 @@ class BrowseForm(forms.Form):
     offset = forms.IntegerField(min_value=0, max_value=MAX_OFFSET, required=False)
     at = forms.DateTimeField(
         required=False,
-        label="time",
-        help_text="ISO 8601, UTC unless it says",
+        label="Time",
+        widget=forms.TextInput(attrs={"placeholder": "ISO 8601, UTC unless it says"}),
         error_messages={"invalid": "expected ISO 8601, e.g. 2026-11-22T10:00:00Z"},
     )
     direction = forms.ChoiceField(
-        choices=[("forward", "forward (from the start on)"), ("backward", "backward (before it)")]
+        choices=[("forward", "forward"), ("backward", "backward (before it)")]
     )
     limit = forms.IntegerField(min_value=1, max_value=MAX_RECORDS, required=False)
-    key = forms.CharField(required=False, help_text="key contains")
-    header = forms.CharField(required=False, help_text="NAME or NAME=VALUE")
-    contains = forms.CharField(required=False, help_text="payload contains")
+    key = forms.CharField(required=False, label="Key contains", widget=_hint("order-"))
+    header = forms.CharField(required=False, widget=_hint("NAME or NAME=VALUE"))
+    contains = forms.CharField(required=False, label="Payload contains", widget=_hint("text"))
     json_path = forms.CharField(
-        required=False, label="JSONPath", help_text="selects something, e.g. $.items[?@.qty > 3]"
+        required=False, label="JSONPath", widget=_hint("$[?@.status == 'failed']")
     )
 
     def clean(self) -> dict:

@@ -93,14 +93,16 @@ def as_text(record: BrowsedRecord, kind: Kind) -> Rendering | None:
     if record.value is None:
         return Rendering("text", "Text", "(null: a tombstone)")
     try:
-        return Rendering("text", "Text", record.value[:SHOWN_BYTES].decode())
+        text = record.value.decode()
     except UnicodeDecodeError:
         return None
+    return Rendering("text", "Text", text[:SHOWN_BYTES] + _cut(len(text), "characters"))
 
 
 def as_hex(record: BrowsedRecord, kind: Kind) -> Rendering:
     """Always there: whatever the bytes are."""
-    return Rendering("hex", "Hex", hexdump(record.value))
+    size = 0 if record.value is None else len(record.value)
+    return Rendering("hex", "Hex", hexdump(record.value) + _cut(size, "bytes"))
 
 
 RENDERERS: list[Renderer] = [marker, schedule, as_json, as_text, as_hex]
@@ -113,6 +115,12 @@ def renderings(record: BrowsedRecord, kind: Kind) -> list[Rendering]:
 def _undecoded(name: str, label: str, record: BrowsedRecord, why: str) -> Rendering:
     raw = f"key:\n{hexdump(record.key)}\n\nvalue:\n{hexdump(record.value)}"
     return Rendering(name, label, raw, error=why)
+
+
+def _cut(size: int, unit: str) -> str:
+    """Says what a page leaves out of a long payload (the hex dump and the
+    text show the first SHOWN_BYTES)."""
+    return f"\n… {size - SHOWN_BYTES} more {unit} not shown" if size > SHOWN_BYTES else ""
 
 
 def _utc(ms: int) -> str:

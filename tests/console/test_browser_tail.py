@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from confluent_kafka import Producer
 from django.contrib.auth.models import AnonymousUser
 
+from kmqadmin.console import tail_consumer
 from kmqadmin.console.models import Queue
 from tests.console.test_live import connect, receive_until
 from tests.users import user_with
@@ -69,5 +70,22 @@ def test_the_tail_refuses_what_it_cannot_serve(registered: Queue) -> None:
         ]
         for path, user, code in cases:
             assert await connect(path, user).connect() == (False, code), path
+
+    async_to_sync(scenario)()
+
+
+def test_tails_open_at_once_are_capped(registered: Queue, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tail_consumer, "MAX_TAILS", 1)
+    path = f"/ws/clusters/local/topics/{registered.topic}/tail/"
+
+    async def scenario() -> None:
+        viewer = await database_sync_to_async(user_with)("viewer")
+        first = connect(path, viewer)
+        assert (await first.connect())[0]
+        assert await connect(path, viewer).connect() == (False, 4429)
+        await first.disconnect()
+        again = connect(path, viewer)
+        assert (await again.connect())[0]
+        await again.disconnect()
 
     async_to_sync(scenario)()

@@ -7,7 +7,7 @@ from django.dispatch import receiver
 
 from kmqadmin.kmq import names
 
-from .models import Queue, ScheduleTopic
+from .models import Cluster, Queue, ScheduleTopic
 from .services import clients
 
 
@@ -17,3 +17,8 @@ def close_clients(sender: type, instance: Queue | ScheduleTopic, **kwargs: objec
     clients.close(instance.topic)
     if isinstance(instance, Queue):
         clients.close(names.schedules_topic(instance.topic))
+
+
+@receiver([post_save, post_delete], sender=Cluster)
+def close_cluster_clients(sender: type, instance: Cluster, **kwargs: object) -> None:
+    clients.close(clients.cluster_key(instance.name))

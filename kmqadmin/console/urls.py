@@ -4,6 +4,7 @@ from kmqadmin.kmq import names
 
 from .views import (
     audit,
+    browser,
     dashboard,
     dead_letters,
     health,
@@ -19,6 +20,7 @@ app_name = "console"
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
+CLUSTER = r"(?P<cluster>[-a-zA-Z0-9_]+)"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),
@@ -62,5 +64,13 @@ urlpatterns = [
         rf"^schedules/{TOPIC}/(?P<schedule_id>{ANY})/(?P<action>cancel|fire)$",
         schedules.act,
         name="schedule-action",
+    ),
+    path("clusters/", browser.clusters, name="clusters"),
+    path("clusters/<slug:cluster>/topics/", browser.topics, name="topics"),
+    re_path(rf"^clusters/{CLUSTER}/topics/{TOPIC}/browse$", browser.browse, name="browse"),
+    re_path(
+        rf"^clusters/{CLUSTER}/topics/{TOPIC}/(?P<partition>[0-9]{{1,19}})/(?P<offset>[0-9]{{1,19}})$",
+        browser.message,
+        name="browsed-message",
     ),
 ]

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaException
 
+from kmqadmin.kafka.browse import TopicBrowser
+from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.message_size import max_record_bytes, producer_max_bytes
 from kmqadmin.kafka.share_groups import ShareGroupAdmin
 from kmqadmin.kmq import (
@@ -123,3 +125,20 @@ def share_counts(config: QueueConfig) -> ShareCountsReader:
 
 def _share_counts(config: QueueConfig) -> ShareCountsReader:
     return ShareCountsReader(config.bootstrap_servers, config.counts_topic, config.kafka_config)
+
+
+def topic_browser(cluster: str, bootstrap_servers: str, kafka_config: Masked) -> TopicBrowser:
+    """The browsing consumer of a cluster, kept under ``cluster_key(cluster)``
+    so an edit of the cluster closes it (signals.py)."""
+    key = (cluster_key(cluster), "TopicBrowser", repr((bootstrap_servers, kafka_config)))
+    with _lock:
+        browser = _clients.get(key)
+        if browser is None:
+            browser = _clients[key] = TopicBrowser(bootstrap_servers, kafka_config)
+    return browser  # type: ignore[return-value]
+
+
+def cluster_key(cluster: str) -> str:
+    """What ``close`` takes to close a cluster's own clients: no topic is
+    named like it (a topic name has no colon)."""
+    return f"cluster:{cluster}"

@@ -101,7 +101,7 @@ def walk_schedules(walk: Walk, schedules: ScheduleTopic) -> None:
 
 
 # Records of each browsed partition opened in every rendering.
-WALK_RECORDS = 8
+WALK_RECORDS = 3
 
 
 def walk_browser(walk: Walk, queue: Queue) -> None:

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from kmqadmin.console.consumers import DashboardConsumer, InFlightConsumer
 from kmqadmin.console.models import Queue, ScheduleTopic
+from kmqadmin.console.services.roles import role_of
 
 # Small pages, so that the cursors of hostile ids and offsets are followed too.
 LIMIT = 2
@@ -131,7 +132,8 @@ def _consumer(kind: type, user: User, route: dict) -> Callable[[], str]:
     def render() -> str:
         consumer = kind()
         consumer.scope = {"user": user, "url_route": {"kwargs": route}}
+        consumer.role = role_of(user)
         assert consumer.prepare(), f"{kind.__name__} refused its socket"
-        return consumer.render()
+        return consumer.renderer()()
 
     return render

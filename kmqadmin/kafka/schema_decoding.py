@@ -38,9 +38,9 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.schema_registry.serde import SchemaId
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, json_format
-from google.protobuf.message import DecodeError
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.descriptor_pool import DescriptorPool
+from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from .masking import Masked
@@ -118,7 +118,7 @@ class SchemaDecoder:
             value = self._deserialize(kind, data, SerializationContext(topic, field))
         except _Unreachable as exc:
             return Decoded(schema_id=schema_id, schema_type=kind, fallback=str(exc))
-        except Exception as exc:  # noqa: BLE001 - any decoder failure is the record's, shown
+        except Exception as exc:
             log.info(
                 "schema id %s (%s) did not decode a record of %s: %r", schema_id, kind, topic, exc
             )
@@ -155,7 +155,8 @@ class SchemaDecoder:
 def _registry_refusal(schema_id: int, exc: SchemaRegistryError) -> str:
     if exc.http_status_code == 404:
         return f"unknown schema id {schema_id}: the registry has no such schema"
-    return f"schema registry refused schema id {schema_id}: HTTP {exc.http_status_code} {exc.error_message}"
+    status = f"HTTP {exc.http_status_code} {exc.error_message}"
+    return f"schema registry refused schema id {schema_id}: {status}"
 
 
 @functools.lru_cache(maxsize=32)

@@ -26,7 +26,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ class RegistrySettings:
 
     url: str
     username: str = ""
-    password: str = ""
+    password: str = field(default="", repr=False)
 
     def client_config(self) -> Masked:
         config = Masked(url=self.url, timeout=REQUEST_TIMEOUT_S, **{"max.retries": 0})
@@ -102,8 +102,8 @@ class SchemaDecoder:
         self._down_until = 0.0
         self._down_reason = ""
 
-    def decode(self, data: bytes | None, topic: str, field: str = MessageField.VALUE) -> Decoded:
-        """``data`` as its writer schema reads it; ``field`` is "key" or "value"."""
+    def decode(self, data: bytes | None, topic: str, part: str = MessageField.VALUE) -> Decoded:
+        """``data`` as its writer schema reads it; ``part`` is "key" or "value"."""
         if not data or len(data) < 5 or data[0] != MAGIC_BYTE:
             return Decoded(fallback=NOT_FRAMED)
         schema_id = int.from_bytes(data[1:5], "big")
@@ -115,7 +115,7 @@ class SchemaDecoder:
             return Decoded(schema_id=schema_id, fallback=_registry_refusal(schema_id, exc))
         kind = schema.schema_type or "AVRO"
         try:
-            value = self._deserialize(kind, data, SerializationContext(topic, field))
+            value = self._deserialize(kind, data, SerializationContext(topic, part))
         except _Unreachable as exc:
             return Decoded(schema_id=schema_id, schema_type=kind, fallback=str(exc))
         except Exception as exc:

@@ -36,7 +36,6 @@ from confluent_kafka.schema_registry.common._httpx_compat import httpx
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.schema_registry.serde import SchemaId
-from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, json_format
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.descriptor_pool import DescriptorPool
@@ -96,14 +95,17 @@ class SchemaDecoder:
     def __init__(self, settings: RegistrySettings):
         self.settings = settings
         self._client = SchemaRegistryClient(dict(settings.client_config()))
-        self._avro = AvroDeserializer(self._client)
-        self._json = JSONDeserializer(None, schema_registry_client=self._client)
+        by_id_only = {"subject.name.strategy": _no_subject}
+        self._avro = AvroDeserializer(self._client, conf=by_id_only)
+        self._json = JSONDeserializer(None, schema_registry_client=self._client, conf=by_id_only)
         self._protobuf = _ProtobufFiles(self._client)
         self._down_until = 0.0
         self._down_reason = ""
 
-    def decode(self, data: bytes | None, topic: str, part: str = MessageField.VALUE) -> Decoded:
-        """``data`` as its writer schema reads it; ``part`` is "key" or "value"."""
+    def decode(self, data: bytes | None) -> Decoded:
+        """``data`` (a key or a value) as its writer schema reads it. No subject
+        is looked up: the schema id in the frame names the writer schema, and a
+        console runs no read rules or migrations."""
         if not data or len(data) < 5 or data[0] != MAGIC_BYTE:
             return Decoded(fallback=NOT_FRAMED)
         schema_id = int.from_bytes(data[1:5], "big")
@@ -115,13 +117,11 @@ class SchemaDecoder:
             return Decoded(schema_id=schema_id, fallback=_registry_refusal(schema_id, exc))
         kind = schema.schema_type or "AVRO"
         try:
-            value = self._deserialize(kind, data, SerializationContext(topic, part))
+            value = self._deserialize(kind, data)
         except _Unreachable as exc:
             return Decoded(schema_id=schema_id, schema_type=kind, fallback=str(exc))
         except Exception as exc:
-            log.info(
-                "schema id %s (%s) did not decode a record of %s: %r", schema_id, kind, topic, exc
-            )
+            log.info("schema id %s (%s) did not decode a record: %r", schema_id, kind, exc)
             return Decoded(
                 schema_id=schema_id,
                 schema_type=kind,
@@ -132,12 +132,10 @@ class SchemaDecoder:
     def _schema(self, schema_id: int) -> Schema:
         return self._call(self._client.get_schema, schema_id)
 
-    def _deserialize(self, kind: str, data: bytes, ctx: SerializationContext) -> Any:
+    def _deserialize(self, kind: str, data: bytes) -> Any:
         if kind == "PROTOBUF":
             return self._call(self._protobuf.decode, data)
-        if kind == "JSON":
-            return self._call(self._json, data, ctx)
-        return self._call(self._avro, data, ctx)
+        return self._call(self._json if kind == "JSON" else self._avro, data)
 
     def _call(self, fn, *args):
         """``fn(*args)``, a registry that does not answer turned into _Unreachable,
@@ -150,6 +148,12 @@ class SchemaDecoder:
             self._down_reason = f"schema registry unreachable at {self.settings.url}: {exc}"
             self._down_until = time.monotonic() + DOWN_FOR_S
             raise _Unreachable(self._down_reason) from None
+
+
+def _no_subject(ctx: object, record_name: str | None) -> None:
+    """The deserializers' subject strategy: none, so no subject (nor its latest
+    version, rules or migrations) is looked up; the frame's id names the schema."""
+    return None
 
 
 def _registry_refusal(schema_id: int, exc: SchemaRegistryError) -> str:

@@ -9,8 +9,6 @@ that is down or a corrupt record is a reason on the page, never a 500.
 import json
 from dataclasses import dataclass
 
-from confluent_kafka.serialization import MessageField
-
 from kmqadmin.kafka.errors import ClusterSettingError
 from kmqadmin.kafka.schema_decoding import MAGIC_BYTE, Decoded, decoder_for
 
@@ -42,9 +40,9 @@ class SchemaRendering:
 
 
 def schema_rendering(
-    cluster: Cluster, topic: str, value: bytes | None, key: bytes | None = None
+    cluster: Cluster, value: bytes | None, key: bytes | None = None
 ) -> SchemaRendering | None:
-    """The record of ``topic`` decoded by its schema; None when ``cluster``
+    """A record of ``cluster`` decoded by its schema; None when the cluster
     names no schema registry (the page shows only its raw renderings)."""
     try:
         settings = cluster.schema_registry()
@@ -55,8 +53,8 @@ def schema_rendering(
     decoder = decoder_for(settings)
     framed_key = key is not None and key[:1] == bytes([MAGIC_BYTE])
     return SchemaRendering(
-        value=decoder.decode(value, topic, MessageField.VALUE),
-        key=decoder.decode(key, topic, MessageField.KEY) if framed_key else None,
+        value=decoder.decode(value),
+        key=decoder.decode(key) if framed_key else None,
     )
 
 

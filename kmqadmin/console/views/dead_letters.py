@@ -54,7 +54,7 @@ def _shown(queue: Queue, letters: list[KafkaMessage]) -> list[dict]:
     shown = page_fields(letters)
     for fields, letter in zip(shown, letters, strict=True):
         value, key = letter.value(), letter.key()
-        fields["schema"] = schema_rendering(queue.cluster, queue.topic, value, key)
+        fields["schema"] = schema_rendering(queue.cluster, value, key)
     return shown
 
 

@@ -101,7 +101,7 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
             "story": story,
             "in_flight": in_flight,
             "raw": raw,
-            "schema": schema_rendering(queue.cluster, queue.topic, first.value(), first.key()),
+            "schema": schema_rendering(queue.cluster, first.value(), first.key()),
             "no_deadlines": NO_DEADLINES,
         },
     )

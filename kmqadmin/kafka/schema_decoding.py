@@ -13,6 +13,9 @@ never has, so Protobuf records are parsed with a message class built from the
 writer schema the registry holds, in either form a registry serves it: a
 base64 FileDescriptorProto (Confluent's ``format=serialized``) or .proto text
 (compiled with protoc from grpcio-tools).
+
+Its libraries are the ``[schemas]`` extra (the console brings it): a
+service using only the queue and scheduler cores never imports this module.
 """
 
 import base64
@@ -23,6 +26,7 @@ import functools
 import io
 import logging
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -52,6 +56,8 @@ NOT_FRAMED = "not framed for a schema registry (no zero magic byte and 4-byte sc
 # registry must not wait for it on each, so a failed call is remembered.
 REQUEST_TIMEOUT_S = 3.0
 DOWN_FOR_S = 15.0
+# protoc runs in our process (grpcio-tools): one compile at a time.
+_PROTOC = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -251,7 +257,7 @@ def _compiled(sources: dict[str, str]) -> list[descriptor_pb2.FileDescriptorProt
     from grpc_tools import protoc
 
     well_known = Path(grpc_tools.__file__).parent / "_proto"
-    with tempfile.TemporaryDirectory(prefix="kmq-proto-") as folder:
+    with _PROTOC, tempfile.TemporaryDirectory(prefix="kmq-proto-") as folder:
         root = Path(folder)
         for name, text in sources.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.common._httpx_compat import httpx
+from confluent_kafka.schema_registry.common.protobuf import _init_pool
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.schema_registry.serde import SchemaId
@@ -225,19 +226,20 @@ class _ProtobufFiles:
 
 
 def _pool(sources: dict[str, str]) -> DescriptorPool:
-    """A pool holding every file of ``sources`` (name to schema string)."""
+    """A pool holding every file of ``sources`` (name to schema string), the
+    imported ones added first."""
     pool = DescriptorPool()
-    for proto in _file_protos(sources):
-        pool.Add(proto)
-    return pool
-
-
-def _file_protos(sources: dict[str, str]) -> list[descriptor_pb2.FileDescriptorProto]:
-    """The files as FileDescriptorProtos, imported ones first."""
     serialized = [_serialized(name, text) for name, text in sources.items()]
     if all(proto is not None for proto in serialized):
-        return list(reversed(serialized))  # type: ignore[arg-type]
-    return _compiled(sources)
+        # Google's well-known types and Confluent's own, which a schema
+        # imports without listing them as references.
+        _init_pool(pool)
+        protos = list(reversed(serialized))
+    else:
+        protos = _compiled(sources)
+    for proto in protos:
+        pool.Add(proto)
+    return pool
 
 
 def _serialized(name: str, text: str) -> descriptor_pb2.FileDescriptorProto | None:

@@ -1,6 +1,7 @@
 """Schema-registry decoding against a real registry (Apicurio, Confluent API):
 each format decoded, and each reason a record falls back to raw."""
 
+import base64
 import datetime
 import time
 
@@ -103,3 +104,26 @@ def test_credentials_are_sent_as_basic_auth_and_never_shown(
     decoder = decoder_for(settings)
     assert decoder is decoder_for(RegistrySettings(schema_registry.url, "reader", "s3cret"))
     assert decoder.decode(framing.avro(topic, _order())).value == ORDER
+
+
+def test_protobuf_schemas_read_the_same_as_text_or_as_confluents_serialized_form() -> None:
+    """Confluent's registry serves Protobuf schemas (format=serialized) as a
+    base64 FileDescriptorProto, Apicurio as .proto text: both build the same
+    message type."""
+    from google.protobuf import descriptor_pb2
+
+    from kmqadmin.kafka.schema_decoding import _pool
+    from tests.fixtures.schemas import SHIPMENT_PROTO
+
+    from_text = _pool({"s.proto": SHIPMENT_PROTO}).FindFileByName("s.proto")
+    proto = descriptor_pb2.FileDescriptorProto()
+    from_text.CopyToProto(proto)
+    serialized = base64.b64encode(proto.SerializeToString()).decode()
+    # Its import of google/protobuf/timestamp.proto is no reference: the
+    # well-known types are at hand, as Confluent's serializers assume.
+    from_serialized = _pool({"s.proto": serialized}).FindFileByName("s.proto")
+    fields = [
+        [(f.name, f.number, f.type) for f in file.message_types_by_name["Shipment"].fields]
+        for file in (from_text, from_serialized)
+    ]
+    assert fields[0] == fields[1] and len(fields[0]) == 4

@@ -108,6 +108,7 @@ class SchemaDecoder:
         self._protobuf = _ProtobufFiles(self._client)
         self._down_until = 0.0
         self._down_reason = ""
+        self._decoded_ids: set[int] = set()  # all cached: decoded while the registry is down
 
     def decode(self, data: bytes | None) -> Decoded:
         """``data`` (a key or a value) as its writer schema reads it. No subject
@@ -116,15 +117,16 @@ class SchemaDecoder:
         if not data or len(data) < 5 or data[0] != MAGIC_BYTE:
             return Decoded(fallback=NOT_FRAMED)
         schema_id = int.from_bytes(data[1:5], "big")
+        cached = schema_id in self._decoded_ids
         try:
-            schema = self._schema(schema_id)
+            schema = self._call(cached, self._client.get_schema, schema_id)
         except _Unreachable as exc:
             return Decoded(schema_id=schema_id, fallback=str(exc))
         except SchemaRegistryError as exc:
             return Decoded(schema_id=schema_id, fallback=_registry_refusal(schema_id, exc))
         kind = schema.schema_type or "AVRO"
         try:
-            value = self._deserialize(kind, data)
+            value = self._deserialize(cached, kind, data)
         except _Unreachable as exc:
             return Decoded(schema_id=schema_id, schema_type=kind, fallback=str(exc))
         except Exception as exc:
@@ -134,20 +136,19 @@ class SchemaDecoder:
                 schema_type=kind,
                 fallback=f"decode error ({kind}): {str(exc) or type(exc).__name__}",
             )
+        self._decoded_ids.add(schema_id)
         return Decoded(value=jsonable(value), schema_id=schema_id, schema_type=kind)
 
-    def _schema(self, schema_id: int) -> Schema:
-        return self._call(self._client.get_schema, schema_id)
-
-    def _deserialize(self, kind: str, data: bytes) -> Any:
+    def _deserialize(self, cached: bool, kind: str, data: bytes) -> Any:
         if kind == "PROTOBUF":
-            return self._call(self._protobuf.decode, data)
-        return self._call(self._json if kind == "JSON" else self._avro, data)
+            return self._call(cached, self._protobuf.decode, data)
+        return self._call(cached, self._json if kind == "JSON" else self._avro, data)
 
-    def _call(self, fn, *args):
+    def _call(self, cached: bool, fn, *args):
         """``fn(*args)``, a registry that does not answer turned into _Unreachable,
-        and remembered for DOWN_FOR_S so the next records do not wait on it."""
-        if time.monotonic() < self._down_until:
+        and remembered for DOWN_FOR_S so the next records do not wait on it (but
+        records of a ``cached`` schema id, which need no registry, still decode)."""
+        if not cached and time.monotonic() < self._down_until:
             raise _Unreachable(self._down_reason)
         try:
             return fn(*args)

@@ -85,6 +85,7 @@ def test_a_registry_that_is_down_is_a_reason_and_cached_schemas_still_decode(
     started = time.monotonic()
     assert decoder.decode(newer) == down
     assert time.monotonic() - started < 0.05  # remembered, not asked again per record
+    assert decoder.decode(known).value == ORDER  # while down, cached schemas still serve
 
     nobody = SchemaDecoder(RegistrySettings(f"http://127.0.0.1:{free_port()}{CCOMPAT}"))
     assert nobody.decode(known).fallback.startswith("schema registry unreachable at ")

@@ -101,6 +101,21 @@ def test_message_lifecycle_and_dlq_pages_show_payloads_decoded_by_schema(
     assert letters.count(b'data-schema="decoded"') == 3
     assert letters.count(b'data-schema="fallback"') == 1
 
+    # The message browser's view of each record, on the queue topic itself.
+    cluster = registered.cluster.name
+    for name, (_, value) in records.items():
+        message = taken[value]
+        where = f"/clusters/{cluster}/topics/{topic}/{message.partition}/{message.offset}"
+        browsed = viewer.get(where).content.decode()
+        if name == "plain":
+            assert "decoded by schema" not in browsed
+            continue
+        assert "decoded by schema" in browsed, name
+        shown = html.unescape(viewer.get(where, {"as": "schema"}).content.decode())
+        for field, value in expected[name][0].items():
+            pretty = json.dumps(value, indent=2).replace("\n", "\n  ")
+            assert f'"{field}": {pretty}' in shown, (name, field)
+
 
 def test_pages_fall_back_to_raw_with_the_reason(
     registered: Queue, queue: QueueConfig, tracker, framing: Framing, schema_registry

@@ -1,9 +1,9 @@
 """The ways the message view can show one browsed record.
 
-``renderings(record, kind)`` asks every renderer in RENDERERS, in order, and
-returns what they gave: the first is shown by default. A new way of showing
-records (say, decoded by a schema registry) is one more function in
-RENDERERS; neither the view nor the template changes. A renderer that does
+``renderings(record, source)`` asks every renderer in RENDERERS, in order,
+and returns what they gave: the first is shown by default. A new way of
+showing records is one more function in RENDERERS; neither the view nor the
+template changes. A renderer that does
 not apply returns None; one that applies but cannot decode the record
 returns a Rendering with ``error`` set and the raw bytes as its text, so the
 page shows why next to what is there.
@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kmqadmin.kafka.browse import BrowsedRecord
+from kmqadmin.kafka.schema_decoding import NOT_FRAMED
 from kmqadmin.kmq import markers
 from kmqadmin.scheduler import wire
 
+from ..models import Cluster
 from ..templatetags.kmq import SHOWN_BYTES, hexdump
+from .schema_rendering import schema_rendering
 from .topic_kinds import Kind
 
 
@@ -30,12 +33,35 @@ class Rendering:
     error: str = ""  # why it could not decode the record; ``text`` is then raw
 
 
-Renderer = Callable[[BrowsedRecord, Kind], Rendering | None]
+@dataclass(frozen=True)
+class Source:
+    """Where a record was read: what its topic is, on which cluster."""
+
+    kind: Kind
+    cluster: Cluster
 
 
-def marker(record: BrowsedRecord, kind: Kind) -> Rendering | None:
+Renderer = Callable[[BrowsedRecord, Source], Rendering | None]
+
+
+def by_schema(record: BrowsedRecord, source: Source) -> Rendering | None:
+    """The payload as its writer schema reads it, for a cluster with a schema
+    registry; a framed payload that does not decode says why, over its raw
+    bytes. An unframed one is left to the other renderings."""
+    if source.kind in (Kind.MARKERS, Kind.SCHEDULES):
+        return None
+    shown = schema_rendering(source.cluster, record.value, record.key)
+    if shown is None or shown.value.fallback == NOT_FRAMED:
+        return None
+    if not shown.value.ok:
+        return _undecoded("schema", "Schema", record, shown.label)
+    key = f"key ({shown.key.schema_type}):\n{shown.key_text}\n\nvalue:\n" if shown.key_text else ""
+    return Rendering("schema", shown.label, key + shown.text)
+
+
+def marker(record: BrowsedRecord, source: Source) -> Rendering | None:
     """A kmq marker: which queue record it is about, and what it says."""
-    if kind is not Kind.MARKERS:
+    if source.kind is not Kind.MARKERS:
         return None
     try:
         partition, offset = markers.decode_key(record.key)
@@ -53,9 +79,9 @@ def marker(record: BrowsedRecord, kind: Kind) -> Rendering | None:
     return Rendering("marker", "Marker", "\n".join(lines))
 
 
-def schedule(record: BrowsedRecord, kind: Kind) -> Rendering | None:
+def schedule(record: BrowsedRecord, source: Source) -> Rendering | None:
     """A schedule record: when it fires, where to, or that it cancels one."""
-    if kind is not Kind.SCHEDULES:
+    if source.kind is not Kind.SCHEDULES:
         return None
     schedule_id = _text(record.key)
     if record.headers is None:
@@ -79,7 +105,7 @@ def schedule(record: BrowsedRecord, kind: Kind) -> Rendering | None:
     return Rendering("schedule", "Schedule", "\n".join(lines))
 
 
-def as_json(record: BrowsedRecord, kind: Kind) -> Rendering | None:
+def as_json(record: BrowsedRecord, source: Source) -> Rendering | None:
     """The payload pretty-printed, when it is JSON."""
     try:
         document = json.loads(record.value or b"")
@@ -88,7 +114,7 @@ def as_json(record: BrowsedRecord, kind: Kind) -> Rendering | None:
     return Rendering("json", "JSON", json.dumps(document, indent=2, ensure_ascii=False))
 
 
-def as_text(record: BrowsedRecord, kind: Kind) -> Rendering | None:
+def as_text(record: BrowsedRecord, source: Source) -> Rendering | None:
     """The payload as UTF-8 text, when it is."""
     if record.value is None:
         return Rendering("text", "Text", "(null: a tombstone)")
@@ -99,17 +125,17 @@ def as_text(record: BrowsedRecord, kind: Kind) -> Rendering | None:
     return Rendering("text", "Text", text[:SHOWN_BYTES] + _cut(len(text), "characters"))
 
 
-def as_hex(record: BrowsedRecord, kind: Kind) -> Rendering:
+def as_hex(record: BrowsedRecord, source: Source) -> Rendering:
     """Always there: whatever the bytes are."""
     size = 0 if record.value is None else len(record.value)
     return Rendering("hex", "Hex", hexdump(record.value) + _cut(size, "bytes"))
 
 
-RENDERERS: list[Renderer] = [marker, schedule, as_json, as_text, as_hex]
+RENDERERS: list[Renderer] = [marker, schedule, by_schema, as_json, as_text, as_hex]
 
 
-def renderings(record: BrowsedRecord, kind: Kind) -> list[Rendering]:
-    return [found for render in RENDERERS if (found := render(record, kind)) is not None]
+def renderings(record: BrowsedRecord, source: Source) -> list[Rendering]:
+    return [found for render in RENDERERS if (found := render(record, source)) is not None]
 
 
 def _undecoded(name: str, label: str, record: BrowsedRecord, why: str) -> Rendering:

@@ -14,7 +14,7 @@ from ..decorators import viewer
 from ..models import Cluster
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION, number
-from ..services.renderings import renderings
+from ..services.renderings import Source, renderings
 from ..services.topic_kinds import kind_of, topic_kinds
 
 
@@ -86,7 +86,7 @@ def message(
         return HttpResponse(str(exc), status=400)
     if record is None:
         raise Http404(f"no record at {topic}/{partition}/{offset}")
-    shown = renderings(record, kind_of(found, topic))
+    shown = renderings(record, Source(kind_of(found, topic), found))
     chosen = next((r for r in shown if r.name == request.GET.get("as")), shown[0])
     context = {"cluster": found, "record": record, "renderings": shown, "chosen": chosen}
     return render(request, "console/browsed_message.html", context)

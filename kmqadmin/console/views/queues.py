@@ -101,6 +101,7 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
             "in_flight": in_flight,
             "raw": raw,
             "no_deadlines": NO_DEADLINES,
+            "can_act": role_of(request.user) >= Role.OPERATOR,
         },
     )
 

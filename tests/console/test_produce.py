@@ -130,6 +130,9 @@ def test_reproduce_with_edits_writes_a_new_message_without_kmqs_own_headers(
     assert (again.headers, again.delivery_count) == ([("trace", b"t2")], 1)
     entry = AuditEntry.objects.get(action="reproduce")
     assert entry.before == {"from": source} and entry.after["headers"] == ["trace"]
+    elsewhere = f"/queues/{queue.topic}/produce?from=other-topic/0/0"
+    refused = operator.post(elsewhere, form("x"))
+    assert refused.status_code == 400 and "not a kmq-id of" in refused.content.decode()
 
 
 def reject_into_the_dlq(queue: QueueConfig) -> tuple[str, object]:

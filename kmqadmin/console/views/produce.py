@@ -28,7 +28,7 @@ def produce(request: HttpRequest, topic: str) -> HttpResponse:
     """A new message to the queue; ``?from=<kmq-id>``: pre-filled from that
     message (kmq's own headers left out: a new message gets its own)."""
     queue = queue_or_404(request, topic)
-    source = request.GET.get(FROM) or request.POST.get(FROM) or None
+    source = request.GET.get(FROM) or None
     context = {"queue": queue, "source": source}
     if request.method != "POST":
         try:
@@ -38,6 +38,7 @@ def produce(request: HttpRequest, topic: str) -> HttpResponse:
         return _page(request, context, ProduceForm(initial=as_text(start)), as_text(start))
     form = ProduceForm(request.POST)
     try:
+        _check_source(queue, source)
         message = _submitted(form, request)
         message_id = queue_messages.enqueue(request.user, queue, message, reproduces=source)
     except BadInput as exc:
@@ -83,6 +84,13 @@ def _message_draft(queue: Queue, message_id: str) -> Draft:
         raise Conflict(f"{message_id}: its headers cannot be read, so it cannot be reproduced")
     first = story.first
     return of_record(first.key(), first.value(), story.first_headers)
+
+
+def _check_source(queue: Queue, source: str | None) -> None:
+    """A reproduce's audit entry names its message: a kmq-id of this queue."""
+    parsed = None if source is None else parse_message_id(source)
+    if source is not None and (parsed is None or parsed[0] != queue.topic):
+        raise BadInput(f"{source!r} is not a kmq-id of {queue.topic}")
 
 
 def _submitted(form: ProduceForm, request: HttpRequest) -> Draft:

@@ -20,7 +20,6 @@ from kmqadmin.console.services.queue_stats import queue_stats
 from kmqadmin.console.services.roles import Role
 from kmqadmin.kmq.draft import TooLarge
 from kmqadmin.kmq.given_headers import BadInput
-from kmqadmin.kmq.headers import parse_message_id
 
 from . import serializers as s
 from .paging import LIMIT, page_after, page_limit
@@ -94,14 +93,14 @@ class Enqueue(QueueAPIView):
         body = s.EnqueueSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            message_id = messages.enqueue(request.user, queue, body.validated_data["draft"])
+            written = messages.enqueue(request.user, queue, body.validated_data["draft"])
         except TooLarge as exc:
             raise PayloadTooLarge({"value": str(exc)}) from None
         except BadInput as exc:
             raise ValidationError({"partition": str(exc)}) from None
-        _, partition, offset = parse_message_id(message_id)
-        done = {"id": message_id, "partition": partition, "offset": offset}
-        return Response(s.EnqueuedSerializer(done).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.EnqueuedSerializer(written._asdict()).data, status=status.HTTP_201_CREATED
+        )
 
 
 class QueueStatsView(QueueAPIView):

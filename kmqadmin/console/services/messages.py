@@ -5,7 +5,7 @@ the broker and records the outcome, so the log never claims an effect the
 broker did not take, nor misses one it did.
 """
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -26,11 +26,17 @@ MESSAGE_ACTIONS = ("ack", "retry", "extend", "reject")
 ACTION_OPTION = {"extend": "ms", "reject": "reason"}
 
 
+class Written(NamedTuple):
+    id: str  # kmq-id: the message page's address
+    partition: int
+    offset: int
+
+
 def enqueue(
     user: AbstractBaseUser, queue: Queue, message: Draft, reproduces: str | None = None
-) -> str:
+) -> Written:
     """One message onto the queue, as a queue producer writes it (no kmq-id:
-    its coordinates are its id); returns its kmq-id once the broker has it.
+    its coordinates are its id); returns where it went once the broker has it.
     Over a cap, or to a partition the topic lacks, nothing is written
     (BadInput, TooLarge). ``reproduces``: the kmq-id it was edited from."""
     config = queue.config()
@@ -50,7 +56,7 @@ def enqueue(
             "headers": message.header_names(),
             "bytes": len(message.value),
         }
-    return h.message_id(queue.topic, partition, offset)
+    return Written(h.message_id(queue.topic, partition, offset), partition, offset)
 
 
 def act(

@@ -19,7 +19,7 @@ from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.missing import Missing
 from .queues import queue_or_404
 
-# kmq-id of the message a reproduce starts from, in the query and the form.
+# The query parameter naming the kmq-id a reproduce starts from.
 FROM = "from"
 
 
@@ -40,11 +40,9 @@ def produce(request: HttpRequest, topic: str) -> HttpResponse:
     try:
         _check_source(queue, source)
         message = _submitted(form, request)
-        message_id = queue_messages.enqueue(request.user, queue, message, reproduces=source)
+        written = queue_messages.enqueue(request.user, queue, message, reproduces=source)
     except BadInput as exc:
         return _refused(request, context, form, exc)
-    _, partition, offset = parse_message_id(message_id)
-    written = {"id": message_id, "partition": partition, "offset": offset}
     return _page(request, context | {"written": written}, form, _posted_headers(request))
 
 

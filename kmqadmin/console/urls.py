@@ -9,6 +9,7 @@ from .views import (
     dead_letters,
     health,
     metrics,
+    produce,
     queues,
     registry,
     schedules,
@@ -40,6 +41,7 @@ urlpatterns = [
         name="reset-share-group",
     ),
     re_path(rf"^queues/{TOPIC}/topics$", queues.create_topics, name="create-topics"),
+    re_path(rf"^queues/{TOPIC}/produce$", produce.produce, name="produce"),
     re_path(rf"^queues/{TOPIC}/act/(?P<action>[a-z]+)$", queues.act, name="act"),
     # A kmq-id holds slashes: topic/partition/offset.
     re_path(rf"^queues/{TOPIC}/messages/(?P<message_id>{ANY})$", queues.message, name="message"),
@@ -49,6 +51,11 @@ urlpatterns = [
         "queues/<str:topic>/dlq/<int:partition>/<int:offset>/redrive",
         dead_letters.redrive,
         name="redrive",
+    ),
+    path(
+        "queues/<str:topic>/dlq/<int:partition>/<int:offset>/edit",
+        produce.redrive_with_edits,
+        name="redrive-with-edits",
     ),
     path(
         "queues/<str:topic>/dlq/<int:partition>/<int:offset>/headers",

@@ -60,7 +60,12 @@ def in_flight(config: QueueConfig) -> InFlightView:
 
 
 def producer(config: QueueConfig) -> QueueProducer:
-    return _kept(QueueProducer, config)
+    """For the messages people write one at a time: each says where it went."""
+    return _kept(_confirming_producer, config)
+
+
+def _confirming_producer(config: QueueConfig) -> QueueProducer:
+    return QueueProducer(config, confirm_each=True)
 
 
 def marker_writer(config: QueueConfig) -> MarkerWriter:

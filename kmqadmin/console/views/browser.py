@@ -14,6 +14,7 @@ from ..decorators import viewer
 from ..models import Cluster
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION, number
+from ..services.record_actions import record_actions
 from ..services.renderings import Source, renderings
 from ..services.topic_kinds import kind_of, topic_kinds
 
@@ -88,7 +89,13 @@ def message(
         raise Http404(f"no record at {topic}/{partition}/{offset}")
     shown = renderings(record, Source(kind_of(found, topic), found))
     chosen = next((r for r in shown if r.name == request.GET.get("as")), shown[0])
-    context = {"cluster": found, "record": record, "renderings": shown, "chosen": chosen}
+    context = {
+        "cluster": found,
+        "record": record,
+        "renderings": shown,
+        "chosen": chosen,
+        "actions": record_actions(request, found, record) if record.headers is not None else [],
+    }
     return render(request, "console/browsed_message.html", context)
 
 

@@ -15,6 +15,7 @@ from ..services.letters import page_fields
 from ..services.letters import redrive as redrive_letter
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
+from ..services.roles import Role, role_of
 from ..services.schema_rendering import schema_rendering
 from .flash import flash
 from .queues import queue_or_404
@@ -45,6 +46,7 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "letters": _shown(queue, page.letters) if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
+        "can_act": role_of(request.user) >= Role.OPERATOR,
     }
     return render(request, "console/dead_letters.html", context)
 

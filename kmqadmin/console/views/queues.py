@@ -103,6 +103,7 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
             "raw": raw,
             "schema": schema_rendering(queue.cluster, first.value(), first.key()),
             "no_deadlines": NO_DEADLINES,
+            "can_act": role_of(request.user) >= Role.OPERATOR,
         },
     )
 

@@ -10,6 +10,9 @@ and p95 over ``--requests`` requests after a first one (reported apart: it
 builds the web process's views of the topics), through Django's test
 client, so what is timed is the view, not a network.
 
+The browser is timed seeking by time and scanning with a JSONPath that
+matches nothing (so the scan cap, not the page, ends the read).
+
 Then the web process's CPU with 1 and with ``--viewers`` WebSocket viewers
 of the queue page, a real daphne serving real sockets for ``--watch-s``
 while a worker churns the queue, so the page changes every tick. The live
@@ -33,9 +36,11 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -137,10 +142,31 @@ def page_times(client: Client, queue: Queue, requests: int) -> dict[str, dict]:
         "dlq": f"/queues/{topic}/dlq/",
         "dlq_filtered": f"/queues/{topic}/dlq/?contains=zzz&reason=bench",
         "in_flight_api": f"/api/queues/{topic}/in-flight/",
+        "browser_seek_by_time": f"/clusters/{queue.cluster.name}/topics/{topic}/browse?"
+        + urlencode({"partition": 1, "start": "time", "at": middle_time(queue)}),
+        "browser_jsonpath": f"/clusters/{queue.cluster.name}/topics/{topic}/browse?"
+        + urlencode({"partition": 1, "start": "oldest", "json_path": "$.missing"}),
     }
     pages = {name: [url] * (requests + 1) for name, url in repeated.items()}
     pages["message"] = [f"/queues/{topic}/messages/{message_id}" for message_id in ids]
     return {name: timed_gets(client, urls) for name, urls in pages.items()}
+
+
+def middle_time(queue: Queue) -> str:
+    """An ISO time inside the records: the timestamp of partition 1's middle one."""
+    config = queue.config()
+    consumer = Consumer(consumer_config(config.bootstrap_servers, "bench-console-time"))
+    try:
+        tp = TopicPartition(queue.topic, 1)
+        _, high = consumer.get_watermark_offsets(tp, timeout=10)
+        consumer.assign([TopicPartition(queue.topic, 1, high // 2)])
+        record = None
+        while record is None or record.error() is not None:
+            record = consumer.poll(10)
+        at = record.timestamp()[1]
+    finally:
+        consumer.close()
+    return datetime.fromtimestamp(at / 1000, UTC).isoformat()
 
 
 def spread_ids(queue: Queue, n: int) -> list[str]:

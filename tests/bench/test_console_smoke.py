@@ -8,7 +8,16 @@ import sys
 
 from tests.process import ROOT, env
 
-PAGES = {"dashboard", "queue", "dlq", "dlq_filtered", "message", "in_flight_api"}
+PAGES = {
+    "dashboard",
+    "queue",
+    "dlq",
+    "dlq_filtered",
+    "message",
+    "in_flight_api",
+    "browser_seek_by_time",
+    "browser_jsonpath",
+}
 
 
 def test_a_small_run_times_every_page_and_pushes_to_every_viewer(kafka) -> None:

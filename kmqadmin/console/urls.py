@@ -2,13 +2,24 @@ from django.urls import path, re_path
 
 from kmqadmin.kmq import names
 
-from .views import audit, dashboard, dead_letters, health, queues, registry, schedules, tasks
+from .views import (
+    audit,
+    dashboard,
+    dead_letters,
+    groups,
+    health,
+    queues,
+    registry,
+    schedules,
+    tasks,
+)
 
 app_name = "console"
 
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
+GROUP = rf"^clusters/(?P<cluster>[-\w]+)/groups/(?P<kind>[a-z]+)/(?P<group_id>{ANY})"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),
@@ -18,6 +29,11 @@ urlpatterns = [
     path("registry/", registry.index, name="registry"),
     path("registry/<str:kind>/new", registry.register, name="register"),
     path("registry/<str:kind>/<int:pk>", registry.register, name="edit-registered"),
+    path("groups/", groups.clusters, name="group-clusters"),
+    path("clusters/<slug:cluster>/groups/", groups.index, name="groups"),
+    # A group id may hold any character: the detail ends in "/", the reset in "/reset".
+    re_path(rf"{GROUP}/reset$", groups.reset, name="group-reset"),
+    re_path(rf"{GROUP}/$", groups.detail, name="group"),
     re_path(rf"^queues/{TOPIC}/$", queues.detail, name="queue"),
     re_path(rf"^queues/{TOPIC}/replay$", queues.replay, name="replay"),
     re_path(rf"^queues/{TOPIC}/purge$", queues.purge, name="purge"),

@@ -29,6 +29,10 @@ class GroupNotFound(GroupError):
     """The cluster has no group of that kind by that id."""
 
 
+class UnknownTopic(GroupError):
+    """The cluster has no such topic (or it has no partitions)."""
+
+
 @dataclass(frozen=True)
 class Member:
     member_id: str

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from .groups import GroupError, Partition
+from .groups import GroupError, Partition, UnknownTopic
 
 
 class LogOffsets:
@@ -16,11 +16,11 @@ class LogOffsets:
         self.timeout_s = timeout_s
 
     def partitions(self, topic: str) -> list[Partition]:
-        """Every partition of ``topic``, in order; GroupError when it has none."""
+        """Every partition of ``topic``, in order; UnknownTopic when it has none."""
         metadata = self._admin.list_topics(topic, timeout=self.timeout_s).topics.get(topic)
         if metadata is None or metadata.error is not None or not metadata.partitions:
             why = metadata.error if metadata is not None and metadata.error else "no partitions"
-            raise GroupError(f"topic {topic}: {why}")
+            raise UnknownTopic(f"topic {topic}: {why}")
         return [(topic, p) for p in sorted(metadata.partitions)]
 
     def earliest(self, partitions: Iterable[Partition]) -> dict[Partition, int]:

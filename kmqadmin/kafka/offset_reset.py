@@ -12,14 +12,19 @@ offsets), so the queue page's reset and the group page's are one reset.
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .groups import GroupAdmin, GroupError, GroupNotEmpty, Partition, not_empty
+from .groups import GroupAdmin, GroupNotEmpty, GroupNotFound, Partition, UnknownTopic, not_empty
 from .log_offsets import LogOffsets
 
 Mode = Literal["earliest", "latest", "time", "offset"]
 MODES: tuple[Mode, ...] = ("earliest", "latest", "time", "offset")
 
 
-class OffsetOutOfRange(ValueError):
+class BadReset(ValueError):
+    """The reset asks for what the cluster does not have: a topic, a
+    partition, or an offset outside its partition's log."""
+
+
+class OffsetOutOfRange(BadReset):
     """An offset asked for lies outside its partition's log."""
 
 
@@ -68,19 +73,20 @@ class ResetPlan:
 
 @dataclass(frozen=True)
 class ResetResult:
-    """The offsets before, those asked for, and the partitions the broker
-    refused with why (the others moved)."""
+    """The offsets asked for, and the partitions the broker refused with
+    why (the others moved)."""
 
-    before: dict[Partition, int | None]
     offsets: dict[Partition, int]
     errors: dict[Partition, str] = field(default_factory=dict)
 
 
-def plan(admin: GroupAdmin, logs: LogOffsets, group_id: str, target: ResetTarget) -> ResetPlan:
-    """The dry run: GroupNotEmpty while members are connected, GroupError
-    when the scope holds no partition, OffsetOutOfRange for an offset
-    outside a log."""
-    _refuse_members(admin, group_id)
+def plan(
+    admin: GroupAdmin, logs: LogOffsets, group_id: str, target: ResetTarget, *, create: bool = False
+) -> ResetPlan:
+    """The dry run: GroupNotEmpty while members are connected, GroupNotFound
+    for no such group (unless ``create``: the move makes it, empty), BadReset
+    when the scope holds no partition or an offset outside a log."""
+    _refuse_members(admin, group_id, create)
     current = admin.positions(group_id)
     partitions = _scope(logs, current, target)
     new = _resolve(logs, partitions, target)
@@ -89,21 +95,29 @@ def plan(admin: GroupAdmin, logs: LogOffsets, group_id: str, target: ResetTarget
 
 
 def apply(
-    admin: GroupAdmin, logs: LogOffsets, group_id: str, offsets: dict[Partition, int]
+    admin: GroupAdmin,
+    logs: LogOffsets,
+    group_id: str,
+    offsets: dict[Partition, int],
+    *,
+    create: bool = False,
 ) -> ResetResult:
     """Moves exactly ``offsets`` (a confirmed plan's): refused as the plan
     is when members joined or a log no longer holds an offset."""
     if not offsets:
-        raise GroupError("nothing to reset: no partition given")
-    _refuse_members(admin, group_id)
+        raise BadReset("nothing to reset: no partition given")
+    _refuse_members(admin, group_id, create)
     _check_within(logs, offsets)
-    before = admin.positions(group_id)
-    errors = admin.move(group_id, offsets)
-    return ResetResult({p: before.get(p) for p in offsets}, dict(offsets), errors)
+    return ResetResult(dict(offsets), admin.move(group_id, offsets))
 
 
-def _refuse_members(admin: GroupAdmin, group_id: str) -> None:
-    group = admin.group(group_id)
+def _refuse_members(admin: GroupAdmin, group_id: str, create: bool) -> None:
+    try:
+        group = admin.group(group_id)
+    except GroupNotFound:
+        if create:
+            return
+        raise
     if group.members:
         raise GroupNotEmpty(not_empty(group_id, len(group.members)))
 
@@ -112,14 +126,21 @@ def _scope(
     logs: LogOffsets, current: dict[Partition, int | None], target: ResetTarget
 ) -> list[Partition]:
     topics = sorted({t for t, _ in current}) if target.topic is None else [target.topic]
-    partitions = [p for topic in topics for p in logs.partitions(topic)]
+    partitions = [p for topic in topics for p in _partitions(logs, topic)]
     if target.partition is not None:
         partitions = [p for p in partitions if p[1] == target.partition]
         if not partitions:
-            raise GroupError(f"topic {target.topic} has no partition {target.partition}")
+            raise BadReset(f"topic {target.topic} has no partition {target.partition}")
     if not partitions:
-        raise GroupError("the group has no offsets to reset: name the topic to reset it on")
+        raise BadReset("the group has no offsets to reset: name the topic to reset it on")
     return partitions
+
+
+def _partitions(logs: LogOffsets, topic: str) -> list[Partition]:
+    try:
+        return logs.partitions(topic)
+    except UnknownTopic as exc:
+        raise BadReset(str(exc)) from None
 
 
 def _resolve(logs: LogOffsets, partitions: list[Partition], target: ResetTarget) -> dict:
@@ -136,6 +157,9 @@ def _resolve(logs: LogOffsets, partitions: list[Partition], target: ResetTarget)
 
 
 def _check_within(logs: LogOffsets, offsets: dict[Partition, int]) -> None:
+    known = {p for topic in {t for t, _ in offsets} for p in _partitions(logs, topic)}
+    if missing := sorted(set(offsets) - known):
+        raise BadReset(f"no such partitions: {', '.join(f'{t}:{p}' for t, p in missing)}")
     low, high = logs.earliest(offsets), logs.latest(offsets)
     outside = [
         f"{t}:{p} offset {o} is outside its log [{low[t, p]}, {high[t, p]}]"

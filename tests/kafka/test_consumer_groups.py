@@ -106,7 +106,7 @@ def test_each_target_is_planned_then_applied_exactly(
     ]
     assert admin.positions(group) == {(topic, 0): 4, (topic, 1): 4}  # a dry run moves nothing
     done = apply(admin, logs, group, earliest.offsets)
-    assert done.before == {(topic, 0): 4, (topic, 1): 4} and done.errors == {}
+    assert done.offsets == {(topic, 0): 0, (topic, 1): 0} and done.errors == {}
     assert admin.positions(group) == {(topic, 0): 0, (topic, 1): 0}
     at_time = plan(admin, logs, group, ResetTarget("time", hour_ago))
     assert at_time.offsets == {(topic, 0): 2, (topic, 1): 2}

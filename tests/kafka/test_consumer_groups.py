@@ -5,13 +5,13 @@ reset to each kind of target."""
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer
 
 from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
 from kmqadmin.kafka.offset_reset import OffsetOutOfRange, ResetTarget, apply, plan
 from kmqadmin.kafka.topics import ensure_topics
+from tests.group_helpers import GroupMember, consumed_group
 from tests.process import wait_for
 
 
@@ -22,55 +22,8 @@ def admin(kafka: EmbeddedBroker) -> ConsumerGroupAdmin:
 
 @pytest.fixture
 def group(kafka: EmbeddedBroker, topic: str) -> str:
-    """A group that read four records per partition (two an hour ago, two
-    now) and left: offsets 4, 4 committed."""
     ensure_topics(kafka.bootstrap_servers, {topic: 2})
-    produce(kafka, topic, 2, at=int(time.time() * 1000) - 3_600_000)
-    produce(kafka, topic, 2)
-    with consumer(kafka, f"{topic}-g", topic) as member:
-        read(member, 8)
-    return f"{topic}-g"
-
-
-def produce(kafka: EmbeddedBroker, topic: str, per_partition: int, at: int = 0) -> None:
-    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
-    for i in range(per_partition):
-        for partition in (0, 1):
-            producer.produce(topic, b"v%d" % i, partition=partition, timestamp=at)
-    assert producer.flush(10) == 0
-
-
-class consumer:
-    """A member of ``group`` on ``topic`` while the block runs."""
-
-    def __init__(self, kafka: EmbeddedBroker, group: str, topic: str) -> None:
-        self.client = Consumer(
-            {
-                "bootstrap.servers": kafka.bootstrap_servers,
-                "group.id": group,
-                "client.id": "reader-1",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-            }
-        )
-        self.client.subscribe([topic])
-
-    def __enter__(self) -> Consumer:
-        return self.client
-
-    def __exit__(self, *_: object) -> None:
-        self.client.close()
-
-
-def read(member: Consumer, count: int) -> None:
-    """Polls until ``count`` records came, then commits them."""
-    got, deadline = 0, time.monotonic() + 30
-    while got < count:
-        assert time.monotonic() < deadline, f"read {got} of {count}"
-        message = member.poll(0.5)
-        if message is not None and message.error() is None:
-            got += 1
-    member.commit(asynchronous=False)
+    return consumed_group(kafka.bootstrap_servers, topic, f"{topic}-g")
 
 
 def test_a_group_is_listed_described_and_has_its_offsets(
@@ -79,8 +32,8 @@ def test_a_group_is_listed_described_and_has_its_offsets(
     listed = {g.group_id: g for g in admin.list_groups()}
     assert listed[group].kind == "consumer" and listed[group].state == "Empty"
     assert admin.positions(group) == {(topic, 0): 4, (topic, 1): 4}
-    with consumer(kafka, group, topic) as member:
-        member.poll(0.5)
+    with GroupMember(kafka.bootstrap_servers, group, topic) as member:
+        member.poll()
         described = wait_for(
             lambda: (g := admin.group(group)).members and g, 30, "the member to join"
         )
@@ -130,8 +83,8 @@ def test_an_offset_beyond_the_log_is_refused_in_the_plan_and_the_apply(
 def test_a_group_with_a_member_is_refused(
     kafka: EmbeddedBroker, admin: ConsumerGroupAdmin, topic: str, group: str
 ) -> None:
-    with consumer(kafka, group, topic) as member:
-        member.poll(0.5)
+    with GroupMember(kafka.bootstrap_servers, group, topic) as member:
+        member.poll()
         wait_for(lambda: admin.group(group).members, 30, "the member to join")
         with pytest.raises(GroupNotEmpty, match="not empty: 1 consumer"):
             plan(admin, admin.logs, group, ResetTarget("earliest"))

@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 from kmqadmin.console.services import groups
 from kmqadmin.console.services.roles import Role
 from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kafka.groups import KINDS, Member
-from kmqadmin.kafka.offset_reset import MODES, ResetTarget
+from kmqadmin.kafka.groups import KINDS, Kind, Member
+from kmqadmin.kafka.offset_reset import MODES, PlannedMove, ResetTarget
 from kmqadmin.kmq import names
 
 
@@ -124,10 +124,16 @@ class GroupResetSerializer(TargetSerializer):
 
 
 class MoveSerializer(serializers.Serializer):
-    topic = serializers.CharField(source="partition.0")
-    partition = serializers.IntegerField(source="partition.1")
-    current = serializers.IntegerField(allow_null=True)
+    topic = serializers.SerializerMethodField()
+    partition = serializers.SerializerMethodField()
+    current = serializers.IntegerField(allow_null=True, help_text="null: none yet")
     new = serializers.IntegerField()
+
+    def get_topic(self, move: PlannedMove) -> str:
+        return move.partition[0]
+
+    def get_partition(self, move: PlannedMove) -> int:
+        return move.partition[1]
 
 
 class ResetAnswerSerializer(serializers.Serializer):
@@ -157,11 +163,11 @@ class GroupList(APIView):
 
 class GroupDetail(APIView):
     @extend_schema(operation_id="clusters_group", responses=GroupDetailSerializer)
-    def get(self, request: Request, cluster: str, kind: str, group_id: str) -> Response:
+    def get(self, request: Request, cluster: str, kind: Kind, group_id: str) -> Response:
         """A group's state, members and per-partition offsets and lag (404:
         no such group)."""
         found = groups.cluster_or_404(cluster)
-        shown = groups.detail(found, groups.kind_or_404(kind), group_id)
+        shown = groups.detail(found, kind, group_id)
         return Response(GroupDetailSerializer(shown).data)
 
 
@@ -173,12 +179,12 @@ class GroupReset(APIView):
         request=GroupResetSerializer,
         responses=ResetAnswerSerializer,
     )
-    def post(self, request: Request, cluster: str, kind: str, group_id: str) -> Response:
+    def post(self, request: Request, cluster: str, kind: Kind, group_id: str) -> Response:
         """Resets an empty group's offsets (admins; audited). With dry_run,
         the plan (current -> new per partition) and nothing moved; with a
         plan's ``offsets``, exactly those. 409 while members are connected,
         400 for an offset outside its log or an unknown topic."""
-        found, kind = groups.cluster_or_404(cluster), groups.kind_or_404(kind)
+        found = groups.cluster_or_404(cluster)
         body = GroupResetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -19,7 +19,7 @@ app_name = "console"
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
-GROUP = rf"^clusters/(?P<cluster>[-\w]+)/groups/(?P<kind>[a-z]+)/(?P<group_id>{ANY})"
+GROUP = rf"^clusters/(?P<cluster>[-\w]+)/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY})"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),

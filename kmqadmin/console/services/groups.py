@@ -81,12 +81,6 @@ def cluster_or_404(name: str) -> Cluster:
         raise Http404(f"no cluster {name} registered") from None
 
 
-def kind_or_404(kind: str) -> Kind:
-    if kind not in KINDS:
-        raise Http404(f"no kind of group {kind}: {' or '.join(KINDS)}")
-    return kind  # type: ignore[return-value]
-
-
 def listing(cluster: Cluster) -> GroupsView:
     shown = GroupsView(cluster)
     owners = _owners(cluster)

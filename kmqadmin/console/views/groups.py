@@ -33,8 +33,8 @@ def index(request: HttpRequest, cluster: str) -> HttpResponse:
 
 
 @viewer
-def detail(request: HttpRequest, cluster: str, kind: str, group_id: str) -> HttpResponse:
-    found = groups.detail(groups.cluster_or_404(cluster), groups.kind_or_404(kind), group_id)
+def detail(request: HttpRequest, cluster: str, kind: Kind, group_id: str) -> HttpResponse:
+    found = groups.detail(groups.cluster_or_404(cluster), kind, group_id)
     context = {
         "shown": found,
         "is_admin": role_of(request.user) >= Role.ADMIN,
@@ -45,12 +45,12 @@ def detail(request: HttpRequest, cluster: str, kind: str, group_id: str) -> Http
 
 @admin
 @require_POST
-def reset(request: HttpRequest, cluster: str, kind: str, group_id: str) -> HttpResponse:
+def reset(request: HttpRequest, cluster: str, kind: Kind, group_id: str) -> HttpResponse:
     """Without ``offsets``: the preview (a fragment with the confirmation
     form). With them: the apply of exactly those, audited. A refusal is a
     notice with its reason: 409 members connected, 404 no such group, 400
     what the cluster does not have, 502 the broker failed."""
-    found, kind = groups.cluster_or_404(cluster), groups.kind_or_404(kind)
+    found = groups.cluster_or_404(cluster)
     step = _apply if "offsets" in request.POST else _preview
     try:
         return step(request, found, kind, group_id)

@@ -68,6 +68,7 @@ def test_the_list_shows_consumer_and_share_groups_with_their_queue(
     consumer_rows = html.split('id="consumer-groups"')[1].split('id="share-groups"')[0]
     share_rows = html.split('id="share-groups"')[1]
     assert f'data-group="{group}"' in consumer_rows and f'data-group="{share_group}"' in share_rows
+    assert share_group not in consumer_rows and group not in share_rows  # each kind its own
     assert f'href="{page(share_group, "share")}"' in share_rows
     assert f'href="/queues/{topic}/?cluster=local"' in share_rows  # its registered queue
     assert 'href="/groups/"' in html  # the nav link

@@ -31,6 +31,8 @@ from .topics import admin_client
 
 # Share (and streams) groups answer ListGroups too: only these are consumer groups.
 _CONSUMER_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
+# An id the broker refuses (a NUL, say) names no group either.
+_NO_SUCH_GROUP = {KafkaError.GROUP_ID_NOT_FOUND, KafkaError.INVALID_GROUP_ID}
 _MEMBERS_PRESENT = {KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS}
 
 
@@ -66,7 +68,7 @@ class ConsumerGroupAdmin:
         try:
             described = futures[group_id].result(self.timeout_s)
         except KafkaException as exc:
-            if exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:
+            if exc.args[0].code() in _NO_SUCH_GROUP:
                 raise GroupNotFound(f"no consumer group {group_id}") from None
             raise GroupError(f"describing consumer group {group_id}: {exc}") from None
         except TimeoutError as exc:

@@ -250,3 +250,14 @@ def test_a_share_group_is_reset_from_its_page(
     assert [(p.offset, p.lag) for p in detail.partitions] == [(0, 2), (0, 2)]
     with Sharer(kafka.bootstrap_servers, share_group, topic, client_id="again") as sharer:
         assert len(sharer.accept(4)) == 4  # delivered again
+
+
+@pytest.mark.parametrize("odd", ["\x00", "é漢 ?#", "a" * 300, "%2F", "g/reset"])
+def test_any_group_id_is_an_answer_not_a_500(cluster: Cluster, odd: str) -> None:
+    """Ids come from whoever names a group: any character must resolve."""
+    viewer = client_as("viewer")
+    for kind in ("consumer", "share"):
+        answer = viewer.get(page(odd, kind))
+        assert answer.status_code == 404, answer.content
+    refused = preview(client_as("admin"), odd, "share", to="earliest")
+    assert refused.status_code == 404

@@ -45,6 +45,8 @@ def test_a_group_is_listed_described_and_has_its_offsets(
 def test_an_unknown_group_is_not_found(admin: ConsumerGroupAdmin) -> None:
     with pytest.raises(GroupNotFound, match="no consumer group nobody"):
         admin.group("nobody")
+    with pytest.raises(GroupNotFound):  # the broker's INVALID_GROUP_ID
+        admin.group("\x00")
 
 
 def test_each_target_is_planned_then_applied_exactly(

@@ -2,12 +2,23 @@
 a time) through confluent-kafka's AdminClient, each call bounded; a broker
 error is a GroupError naming the topic, never a hang."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from .groups import GroupError, Partition, UnknownTopic
+from .topics import admin_client
+
+
+def log_admin(bootstrap_servers: str, kafka_config: Mapping[str, Any] | None) -> AdminClient:
+    """An AdminClient that asking about a topic never creates: librdkafka's
+    admin (a producer handle) asks for auto-creation by default, so a reset
+    naming a mistyped topic would make it on a broker that allows that."""
+    return admin_client(
+        bootstrap_servers, {**(kafka_config or {}), "allow.auto.create.topics": False}
+    )
 
 
 class LogOffsets:

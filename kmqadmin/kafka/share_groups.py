@@ -33,14 +33,13 @@ from .groups import (
     Partition,
     not_empty,
 )
-from .log_offsets import LogOffsets
+from .log_offsets import LogOffsets, log_admin
 from .protocol import (
     AlterShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsRequest,
     ShareGroupDescribeRequest,
 )
 from .protocol_config import protocol_config
-from .topics import admin_client
 
 _NOT_FOUND = protocol_errors.GroupIdNotFoundError.errno
 _NOT_EMPTY = protocol_errors.NonEmptyGroupError.errno
@@ -131,7 +130,7 @@ class ShareGroupAdmin:
         timeout_s: float = 5.0,
     ) -> None:
         self.timeout_s = timeout_s
-        self._admin = admin_client(bootstrap_servers, kafka_config)
+        self._admin = log_admin(bootstrap_servers, kafka_config)
         self.logs = LogOffsets(self._admin, timeout_s)
         try:
             self._protocol = KafkaAdminClient(

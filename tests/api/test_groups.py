@@ -83,7 +83,7 @@ def test_a_dry_run_moves_nothing_and_its_offsets_are_applied_exactly(
         ({"to": "offset"}, 400, "offset"),
         ({"to": "time", "at": "not a time"}, 400, "at"),
         ({"to": "earliest", "partition": 0}, 400, "a partition needs its topic"),
-        ({"to": "earliest", "topic": "no-such-topic"}, 400, "topic no-such-topic"),
+        ({"to": "earliest", "topic": "no-such-topic-at-all"}, 400, "topic no-such-topic-at-all"),
         ({"to": "earliest", "offsets": {"x": 1}}, 400, "not topic:partition"),
     ],
 )

@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient
 from django.test import Client
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
+from kmqadmin.console.services import clients
 from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.topics import ensure_topics
@@ -275,3 +276,12 @@ def test_any_group_id_is_an_answer_not_a_500(cluster: Cluster, odd: str) -> None
         assert answer.status_code == 404, answer.content
     refused = preview(client_as("admin"), odd, "share", to="earliest")
     assert refused.status_code == 404
+
+
+def test_a_saved_cluster_gets_new_group_admins(cluster: Cluster) -> None:
+    """Its admins are kept per cluster; an edit (a new password behind the
+    same reference, say) must not keep the old connection."""
+    kept = clients.group_admin(cluster, "share")
+    assert clients.group_admin(cluster, "share") is kept
+    cluster.save()
+    assert clients.group_admin(cluster, "share") is not kept

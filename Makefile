@@ -73,11 +73,19 @@ maven: java
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
 deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/spark/.installed \
-	$(JARS)/kmq/.installed
+	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed
 
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)
 	$(MVN) -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
+
+# The tests' schema registry (jvm/schema-registry/pom.xml): Quarkus's build
+# assembles a runnable Apicurio Registry, run as `java -jar` by tests/schema_registry.py.
+$(JARS)/schema-registry/.installed: jvm/schema-registry/pom.xml \
+		jvm/schema-registry/src/main/resources/application.properties | maven
+	rm -rf $(@D)
+	$(MVN) -f $< package -DskipTests -Dregistry.out=$(CURDIR)/$(@D)
 	touch $@
 
 $(VENV)/.installed: pyproject.toml

@@ -31,8 +31,9 @@ SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=0 if DEBUG else 31_
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_HSTS_PRELOAD", default=False)
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SSL_REDIRECT", default=False)
-# Health checks probe the process itself over plain http (docker-compose.yml).
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Health checks and Prometheus probe the process itself over plain http
+# (docker-compose.yml).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https")
     if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False)
@@ -108,6 +109,12 @@ KMQ_MAX_PAYLOAD_BYTES = env.int("KMQ_MAX_PAYLOAD_BYTES", 1_048_576)
 KMQ_MAX_REQUEST_BYTES = env.int("KMQ_MAX_REQUEST_BYTES", 2 * KMQ_MAX_PAYLOAD_BYTES)
 # How often each worker re-reads the registered queues and schedules topics.
 KMQ_SERVICES_REFRESH_S = env.float("KMQ_SERVICES_REFRESH_S", 30.0)
+# Prometheus: each worker's metrics port (0: none; workers/metrics_port.py),
+# and the bearer token that opens the web's /metrics beyond loopback and
+# logged-in users (console/views/metrics.py).
+KMQ_WORKER_METRICS_PORT = env.int("KMQ_WORKER_METRICS_PORT", 9808)
+KMQ_WORKER_METRICS_ADDR = env.str("KMQ_WORKER_METRICS_ADDR", default="127.0.0.1")
+KMQ_METRICS_TOKEN = env.str("KMQ_METRICS_TOKEN", default="")
 
 INSTALLED_APPS = [
     "daphne",
@@ -129,6 +136,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "kmqadmin.console.metrics.http.CountRequests",
     "django.middleware.security.SecurityMiddleware",
     "kmqadmin.console.body_limit.BodyLimitMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",

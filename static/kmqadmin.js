@@ -25,3 +25,18 @@ window.addEventListener("load", () => {
     });
   }
 });
+
+// Copy buttons: button[data-copy] names (a selector) what it copies; it says
+// "Copied" once the clipboard has it, or why not.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const text = document.querySelector(button.dataset.copy).textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+    button.dataset.copied = "true";
+  } catch (error) {
+    button.textContent = `Not copied: ${error.message}`;
+  }
+});

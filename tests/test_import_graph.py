@@ -16,7 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "kmqadmin"
-CORES = {"kmq", "scheduler", "kafka", "pipeline"}
+# metrics: the Prometheus exposition both sides build on; framework-free like a core.
+CORES = {"kmq", "scheduler", "kafka", "pipeline", "metrics"}
 APPS = {"api", "console", "workers"}
 # What the web framework side brings; a core may import none of it.
 FRAMEWORKS = {"django", "rest_framework", "drf_spectacular", "channels", "celery", "daphne"}

@@ -1,6 +1,7 @@
 """The REST API for a queue's DLQ: browse with filters, redrive one letter."""
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -14,10 +15,11 @@ from kmqadmin.console.services.jobs import redrive_letters, start
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
 from kmqadmin.kmq import LetterFilter
+from kmqadmin.kmq.draft import TooLarge
 
 from . import serializers as s
 from .paging import LIMIT, page_limit
-from .queues import QueueAPIView
+from .queues import PayloadTooLarge, QueueAPIView
 
 FILTERS = [
     OpenApiParameter("partition", int, description="DLQ partition (0)"),
@@ -78,12 +80,30 @@ class BulkRedrive(QueueAPIView):
 
 
 class Redrive(QueueAPIView):
-    @extend_schema(operation_id="queues_dlq_redrive", request=None, responses=s.LetterSerializer)
+    @extend_schema(
+        operation_id="queues_dlq_redrive",
+        request=s.RedriveEditsSerializer,
+        responses=s.LetterSerializer,
+    )
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
-        """Sends one letter back to the queue, delivery count reset."""
+        """Sends one letter back to the queue, delivery count reset; with a
+        body, edited: its fields replace the letter's (a redrive with edits,
+        audited with what changed). Answers the letter as it was."""
         queue = self.queue(topic)
-        letter = letters.redrive(request.user, queue, int(partition), int(offset))
-        return Response(s.LetterSerializer(letters.letter_fields(letter)).data)
+        body = s.RedriveEditsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        edits = body.validated_data["edits"]
+        p, o = int(partition), int(offset)
+        if not edits:
+            found = letters.redrive(request.user, queue, p, o)
+            return Response(s.LetterSerializer(letters.letter_fields(found)).data)
+        found = letters.letter(queue, p, o)
+        try:
+            edited = replace(letters.editable(found), **edits)
+            letters.redrive_edited(request.user, queue, found, edited)
+        except TooLarge as exc:
+            raise PayloadTooLarge({"value": str(exc)}) from None
+        return Response(s.LetterSerializer(letters.letter_fields(found)).data)
 
 
 def _int(params: Mapping[str, str], name: str, default: int | None, most: int) -> int | None:

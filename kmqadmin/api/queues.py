@@ -4,22 +4,22 @@ Every body is built by the serializer the view's schema names, so the
 OpenAPI document and the answers cannot drift apart.
 """
 
-from django.conf import settings
 from django.forms.models import model_to_dict
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import audit, clients, cursors, messages, registered
+from kmqadmin.console.services import audit, cursors, messages, registered
 from kmqadmin.console.services.backend_switch import check_switch
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.queue_stats import queue_stats
 from kmqadmin.console.services.roles import Role
-from kmqadmin.kafka.message_size import record_bytes
+from kmqadmin.kmq.draft import TooLarge
+from kmqadmin.kmq.given_headers import BadInput
 
 from . import serializers as s
 from .paging import LIMIT, page_after, page_limit
@@ -81,29 +81,26 @@ def _register(request: Request, serializer: s.QueueSerializer, before: dict | No
 
 class Enqueue(QueueAPIView):
     @extend_schema(
-        operation_id="queues_enqueue", request=s.EnqueueSerializer, responses={201: None}
+        operation_id="queues_enqueue",
+        request=s.EnqueueSerializer,
+        responses={201: s.EnqueuedSerializer},
     )
     def post(self, request: Request, topic: str) -> Response:
-        """Sends one message to the queue; returns once the broker has it."""
+        """Sends one message to the queue as a queue producer does; returns
+        once the broker has it, with where it went. Over the payload cap
+        (KMQ_MAX_PAYLOAD_BYTES) or what the topic takes: 413, nothing written."""
         queue = self.queue(topic)
         body = s.EnqueueSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        data = body.validated_data
-        if (size := len(data["payload"])) > (limit := settings.KMQ_MAX_PAYLOAD_BYTES):
-            raise PayloadTooLarge(
-                {"value": f"{size} bytes; at most {limit} (KMQ_MAX_PAYLOAD_BYTES)"}
-            )
-        key = None if data.get("key") is None else data["key"].encode()
-        headers = {name: value.encode() for name, value in data["headers"].items()}
-        size = record_bytes(data["payload"], key, headers)
-        if size > (limit := clients.record_limit(queue.config())):
-            raise PayloadTooLarge(
-                {"value": f"{size} bytes with key and headers; {topic} takes at most {limit}"}
-            )
-        messages.enqueue(
-            request.user, queue, data["payload"], key=data.get("key"), headers=data["headers"]
+        try:
+            written = messages.enqueue(request.user, queue, body.validated_data["draft"])
+        except TooLarge as exc:
+            raise PayloadTooLarge({"value": str(exc)}) from None
+        except BadInput as exc:
+            raise ValidationError({"partition": str(exc)}) from None
+        return Response(
+            s.EnqueuedSerializer(written._asdict()).data, status=status.HTTP_201_CREATED
         )
-        return Response(status=status.HTTP_201_CREATED)
 
 
 class QueueStatsView(QueueAPIView):

@@ -1,8 +1,6 @@
 """Request and response shapes. The OpenAPI schema is generated from these and
 every view builds its answer with one, so what is documented is what is sent."""
 
-import base64
-import binascii
 from datetime import datetime
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -15,6 +13,7 @@ from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kmq.config import BACKENDS
+from kmqadmin.kmq.draft import ENCODINGS, Draft, decode_value
 from kmqadmin.kmq.given_headers import BadInput, check_headers
 from kmqadmin.scheduler import wire
 
@@ -74,10 +73,11 @@ class QueueSerializer(serializers.ModelSerializer):
 
 
 class PayloadSerializer(serializers.Serializer):
-    """A record to write: value as text or base64, key, headers."""
+    """A record to write: value as text, JSON (checked, sent as written) or
+    base64, key, headers."""
 
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
+    encoding = serializers.ChoiceField(choices=ENCODINGS, default="utf-8")
     key = serializers.CharField(
         required=False, allow_null=True, trim_whitespace=False, validators=[given_text]
     )
@@ -86,25 +86,78 @@ class PayloadSerializer(serializers.Serializer):
     )
 
     def validate(self, attrs: dict) -> dict:
-        if attrs["encoding"] == "base64":
-            try:
-                attrs["payload"] = base64.b64decode(attrs["value"], validate=True)
-            except (binascii.Error, ValueError) as exc:  # ValueError: not ASCII
-                raise serializers.ValidationError({"value": f"not base64: {exc}"}) from None
-        else:
-            try:
-                attrs["payload"] = attrs["value"].encode()
-            except UnicodeEncodeError as exc:
-                raise serializers.ValidationError({"value": f"not UTF-8: {exc.reason}"}) from None
-        try:
-            check_headers(attrs["headers"])
-        except BadInput as exc:
-            raise serializers.ValidationError({"headers": str(exc)}) from None
+        attrs["payload"] = _payload(attrs["value"], attrs["encoding"])
+        _check_headers(attrs["headers"])
         return attrs
 
 
+def _payload(value: str, encoding: str) -> bytes:
+    try:
+        return decode_value(value, encoding)
+    except BadInput as exc:
+        raise serializers.ValidationError({"value": str(exc)}) from None
+
+
+def _check_headers(headers: dict[str, str]) -> None:
+    try:
+        check_headers(headers)
+    except BadInput as exc:
+        raise serializers.ValidationError({"headers": str(exc)}) from None
+
+
 class EnqueueSerializer(PayloadSerializer):
-    pass
+    partition = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=MAX_PARTITION,
+        help_text="the partitioner's choice when absent",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        attrs = super().validate(attrs)
+        key = attrs.get("key")
+        attrs["draft"] = Draft(
+            value=attrs["payload"],
+            key=None if key is None else key.encode(),
+            headers=tuple((name, value.encode()) for name, value in attrs["headers"].items()),
+            partition=attrs.get("partition"),
+        )
+        return attrs
+
+
+class EnqueuedSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="kmq-id: the message page's address")
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+
+class RedriveEditsSerializer(serializers.Serializer):
+    """What to send instead of the letter's own: each field given replaces
+    it (headers: all the user's headers; kmq's own are the redrive's)."""
+
+    value = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    encoding = serializers.ChoiceField(choices=ENCODINGS, required=False)
+    key = serializers.CharField(
+        required=False, allow_null=True, trim_whitespace=False, validators=[given_text]
+    )
+    headers = serializers.DictField(
+        child=serializers.CharField(trim_whitespace=False), required=False
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        """``edits``: the given fields as a Draft's (bytes)."""
+        edits: dict = {}
+        if "value" in attrs:
+            edits["value"] = _payload(attrs["value"], attrs.get("encoding", "utf-8"))
+        elif "encoding" in attrs:
+            raise serializers.ValidationError({"encoding": "an encoding needs a value"})
+        if "key" in attrs:
+            edits["key"] = None if attrs["key"] is None else attrs["key"].encode()
+        if "headers" in attrs:
+            _check_headers(attrs["headers"])
+            edits["headers"] = tuple((n, v.encode()) for n, v in attrs["headers"].items())
+        return {"edits": edits}
 
 
 class ScheduleSerializer(PayloadSerializer):

@@ -1,13 +1,15 @@
 """Live views over WebSockets: the server renders HTML fragments and pushes them.
 
 The htmx ws extension swaps each fragment into the page by its id, so a live
-table is the same template on first paint and on every push. A consumer
-renders from the web process's own views of the topics (services/clients.py): no
-process asks a tracker anything, and many open pages share one view.
+table is the same template on first paint and on every push. A fragment is
+rendered once per tick for all the sockets showing it (live_feed.py), from
+the web process's own views of the topics (services/clients.py): no process
+asks a tracker anything, and many open pages share one view and one render.
 """
 
-import asyncio
 import logging
+from collections.abc import Callable
+from functools import partial
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -19,6 +21,7 @@ from django.template.loader import render_to_string
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
+from . import live_feed
 from .models import Queue
 from .services import registered
 from .services.in_flight_pages import in_flight_page
@@ -34,69 +37,73 @@ ROWS = 50
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
-    """Pushes ``render()`` every ``interval_s`` while the socket is open,
-    and only when the fragment changed."""
+    """Joins the feed that pushes ``render()`` every ``interval_s``, and only
+    when the fragment changed, to every socket with the same ``feed_key``."""
 
     interval_s = 1.0
+    _feed_key: str | None = None
 
     async def connect(self) -> None:
-        if await database_sync_to_async(role_of)(self.scope["user"]) < Role.VIEWER:
+        self.role = await database_sync_to_async(role_of)(self.scope["user"])
+        if self.role < Role.VIEWER:
             await self.close(code=NOT_ALLOWED)
             return
         if not await database_sync_to_async(self.prepare)():
             await self.close(code=NOT_FOUND)
             return
         await self.accept()
-        self._pusher = asyncio.create_task(self._push())
+        self._feed_key = self.feed_key()
+        render = partial(_render_or_explain, type(self).__name__, self.renderer())
+        latest = await live_feed.join(
+            self._feed_key, render, self.interval_s, self.channel_layer, self.channel_name
+        )
+        if latest is not None:
+            await self.send(text_data=latest)
 
     async def disconnect(self, code: int) -> None:
-        pusher = getattr(self, "_pusher", None)
-        if pusher is not None:
-            pusher.cancel()
+        if self._feed_key is not None:
+            await live_feed.leave(self._feed_key, self.channel_layer, self.channel_name)
+
+    async def live_fragment(self, event: dict) -> None:
+        await self.send(text_data=event["html"])
 
     def prepare(self) -> bool:
         """Looks up what the socket is about; False refuses it."""
         return True
 
-    def render(self) -> str:
+    def feed_key(self) -> str:
+        """Sockets with one key see one fragment: what the render depends on."""
         raise NotImplementedError
 
-    async def _push(self) -> None:
-        last = None
-        while True:
-            html = await database_sync_to_async(self._render_or_explain)()
-            if html != last:
-                await self.send(text_data=html)
-                last = html
-            await asyncio.sleep(self.interval_s)
+    def renderer(self) -> Callable[[], str]:
+        """The render, bound to what it depends on and not to this socket,
+        which may close while the feed goes on for others."""
+        raise NotImplementedError
 
-    def _render_or_explain(self) -> str:
-        """Kafka away, a topic missing or a record this view cannot show says
-        so on the page, and the socket keeps trying, rather than dying: an
-        exception escaping here would end the push task silently, for every
-        viewer of the page."""
-        try:
-            return self.render()
-        except (KafkaException, ReadTimeout, TopicMissing) as exc:
-            log.warning("live view %s: %s", type(self).__name__, exc)
-            error = f"Kafka: {exc}"
-        except Exception as exc:
-            log.exception("live view %s failed to render", type(self).__name__)
-            error = f"this view failed to render ({type(exc).__name__}: {exc})"
-        return render_to_string("console/_live_error.html", {"error": error})
+
+def _render_or_explain(view: str, render: Callable[[], str]) -> str:
+    """Kafka away, a topic missing or a record this view cannot show says
+    so on the page, and the feed keeps trying, rather than dying: an
+    exception escaping here would end the push for every viewer of the page."""
+    try:
+        return render()
+    except (KafkaException, ReadTimeout, TopicMissing) as exc:
+        log.warning("live view %s: %s", view, exc)
+        error = f"Kafka: {exc}"
+    except Exception as exc:
+        log.exception("live view %s failed to render", view)
+        error = f"this view failed to render ({type(exc).__name__}: {exc})"
+    return render_to_string("console/_live_error.html", {"error": error})
 
 
 class DashboardConsumer(LiveConsumer):
     interval_s = 2.0
 
-    def render(self) -> str:
-        rows = []
-        for queue in Queue.objects.select_related("cluster"):
-            try:
-                rows.append({"queue": queue, "stats": queue_stats(queue)})
-            except (KafkaException, ReadTimeout, KafkaSetupError) as exc:
-                rows.append({"queue": queue, "error": str(exc)})
-        return render_to_string("console/_dashboard_rows.html", {"rows": rows})
+    def feed_key(self) -> str:
+        return "dashboard"
+
+    def renderer(self) -> Callable[[], str]:
+        return dashboard_rows
 
 
 class InFlightConsumer(LiveConsumer):
@@ -114,12 +121,29 @@ class InFlightConsumer(LiveConsumer):
         # A share queue's deliveries are the broker's: no markers, no table.
         return self.queue.backend != "share"
 
-    def render(self) -> str:
-        page = in_flight_page(self.queue, ROWS)
-        context = {
-            "queue": self.queue,
-            "page": page,
-            "stats": queue_stats(self.queue),
-            "can_act": role_of(self.scope["user"]) >= Role.OPERATOR,
-        }
-        return render_to_string("console/_in_flight.html", context)
+    def feed_key(self) -> str:
+        # An operator's table has action buttons a viewer's has not.
+        return f"in-flight.{self.queue.pk}.{self.role >= Role.OPERATOR:d}"
+
+    def renderer(self) -> Callable[[], str]:
+        return partial(in_flight_table, self.queue, self.role >= Role.OPERATOR)
+
+
+def dashboard_rows() -> str:
+    rows = []
+    for queue in Queue.objects.select_related("cluster"):
+        try:
+            rows.append({"queue": queue, "stats": queue_stats(queue)})
+        except (KafkaException, ReadTimeout, KafkaSetupError) as exc:
+            rows.append({"queue": queue, "error": str(exc)})
+    return render_to_string("console/_dashboard_rows.html", {"rows": rows})
+
+
+def in_flight_table(queue: Queue, can_act: bool) -> str:
+    context = {
+        "queue": queue,
+        "page": in_flight_page(queue, ROWS),
+        "stats": queue_stats(queue),
+        "can_act": can_act,
+    }
+    return render_to_string("console/_in_flight.html", context)

@@ -12,7 +12,7 @@ from kmqadmin.kafka.security import SECRET_REFERENCES, reference_problem
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 
-from .models import SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
+from .models import SCHEMA_REGISTRY_FIELDS, SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
 from .services.backend_switch import SwitchRefused, check_switch
 from .services.coordinates import MAX_OFFSET, MAX_PARTITION
 from .services.validators import given_text, topic_name
@@ -33,8 +33,10 @@ class ClusterForm(forms.ModelForm):
 
     class Meta:
         model = Cluster
-        fields = ["name", "bootstrap_servers", *SECURITY_FIELDS]
-        widgets = {name: ReferenceInput for name in SECRET_REFERENCES}
+        fields = ["name", "bootstrap_servers", *SECURITY_FIELDS, *SCHEMA_REGISTRY_FIELDS]
+        widgets = {
+            name: ReferenceInput for name in (*SECRET_REFERENCES, "schema_registry_password")
+        }
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

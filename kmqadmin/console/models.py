@@ -8,7 +8,15 @@ from django.db import models
 from kmqadmin.kafka.access import verify_access
 from kmqadmin.kafka.errors import KafkaSetupError
 from kmqadmin.kafka.masking import Masked
-from kmqadmin.kafka.security import MECHANISMS, PROTOCOLS, REFERENCE_HELP, ClusterSecurity
+from kmqadmin.kafka.schema_decoding import RegistrySettings
+from kmqadmin.kafka.security import (
+    MECHANISMS,
+    PROTOCOLS,
+    REFERENCE_HELP,
+    ClusterSecurity,
+    read_secret,
+    reference_problem,
+)
 from kmqadmin.kafka.share_groups import ShareGroupError, broker_limits
 from kmqadmin.kafka.topics import admin_client
 from kmqadmin.kmq import Backoff, QueueConfig, names, share_group
@@ -55,6 +63,16 @@ class Cluster(models.Model):
     ssl_cert_file = _pem_file("Client certificate, for brokers that require one")
     ssl_key_file = _pem_file("The client certificate's private key")
     ssl_key_password = _reference("Password of an encrypted private key")
+    schema_registry_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="A schema registry's Confluent-compatible API, to show Avro, Protobuf and "
+        "JSON Schema payloads decoded (e.g. http://registry:8081).",
+    )
+    schema_registry_username = models.CharField(
+        max_length=255, blank=True, help_text="Basic auth user, if the registry wants one."
+    )
+    schema_registry_password = _reference("The schema registry user's password")
 
     class Meta:
         ordering = ["name"]
@@ -71,8 +89,28 @@ class Cluster(models.Model):
         return ClusterSecurity(cluster=self.name, **fields)
 
     def clean(self) -> None:
-        if problems := self.security().problems():
+        if problems := self.security().problems() | self._registry_problems():
             raise ValidationError(problems)
+
+    def _registry_problems(self) -> dict[str, str]:
+        found = {}
+        if bool(self.schema_registry_username) != bool(self.schema_registry_password):
+            found["schema_registry_password"] = "a registry user and its password go together"
+        if self.schema_registry_password and (
+            problem := reference_problem(self.schema_registry_password)
+        ):
+            found["schema_registry_password"] = problem
+        return found
+
+    def schema_registry(self) -> RegistrySettings | None:
+        """Where this cluster's producers register their schemas, the password
+        read now (ClusterSettingError if it cannot be); None without a registry."""
+        if not self.schema_registry_url:
+            return None
+        password = self.schema_registry_password and read_secret(
+            self.name, "schema_registry_password", self.schema_registry_password
+        )
+        return RegistrySettings(self.schema_registry_url, self.schema_registry_username, password)
 
     def kafka_config(self) -> Masked:
         """Client settings for this cluster, secrets read now; the first time
@@ -98,6 +136,12 @@ SECURITY_FIELDS = [
     "ssl_cert_file",
     "ssl_key_file",
     "ssl_key_password",
+]
+
+SCHEMA_REGISTRY_FIELDS = [
+    "schema_registry_url",
+    "schema_registry_username",
+    "schema_registry_password",
 ]
 
 

@@ -4,12 +4,16 @@ from django.urls import re_path
 
 from kmqadmin.kmq import names
 
-from . import consumers
+from . import consumers, tail_consumer
 
 websocket_urlpatterns = [
     re_path(r"^ws/dashboard/$", consumers.DashboardConsumer.as_asgi()),
     re_path(
         rf"^ws/queues/(?P<topic>{names.TOPIC_NAME})/in-flight/$",
         consumers.InFlightConsumer.as_asgi(),
+    ),
+    re_path(
+        rf"^ws/clusters/(?P<cluster>[-a-zA-Z0-9_]+)/topics/(?P<topic>{names.TOPIC_NAME})/tail/$",
+        tail_consumer.TailConsumer.as_asgi(),
     ),
 ]

@@ -4,10 +4,13 @@ from kmqadmin.kmq import names
 
 from .views import (
     audit,
+    browser,
     dashboard,
     dead_letters,
     groups,
     health,
+    metrics,
+    produce,
     queues,
     registry,
     schedules,
@@ -19,11 +22,13 @@ app_name = "console"
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
-GROUP = rf"^clusters/(?P<cluster>[-\w]+)/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY})"
+CLUSTER = r"(?P<cluster>[-a-zA-Z0-9_]+)"
+GROUP = rf"^clusters/{CLUSTER}/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY})"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.scrape, name="metrics"),
     path("audit/", audit.log, name="audit"),
     path("tasks/<str:task_id>", tasks.progress, name="task"),
     path("registry/", registry.index, name="registry"),
@@ -43,6 +48,7 @@ urlpatterns = [
         name="reset-share-group",
     ),
     re_path(rf"^queues/{TOPIC}/topics$", queues.create_topics, name="create-topics"),
+    re_path(rf"^queues/{TOPIC}/produce$", produce.produce, name="produce"),
     re_path(rf"^queues/{TOPIC}/act/(?P<action>[a-z]+)$", queues.act, name="act"),
     # A kmq-id holds slashes: topic/partition/offset.
     re_path(rf"^queues/{TOPIC}/messages/(?P<message_id>{ANY})$", queues.message, name="message"),
@@ -52,6 +58,11 @@ urlpatterns = [
         "queues/<str:topic>/dlq/<int:partition>/<int:offset>/redrive",
         dead_letters.redrive,
         name="redrive",
+    ),
+    path(
+        "queues/<str:topic>/dlq/<int:partition>/<int:offset>/edit",
+        produce.redrive_with_edits,
+        name="redrive-with-edits",
     ),
     path(
         "queues/<str:topic>/dlq/<int:partition>/<int:offset>/headers",
@@ -67,5 +78,13 @@ urlpatterns = [
         rf"^schedules/{TOPIC}/(?P<schedule_id>{ANY})/(?P<action>cancel|fire)$",
         schedules.act,
         name="schedule-action",
+    ),
+    path("clusters/", browser.clusters, name="clusters"),
+    path("clusters/<slug:cluster>/topics/", browser.topics, name="topics"),
+    re_path(rf"^clusters/{CLUSTER}/topics/{TOPIC}/browse$", browser.browse, name="browse"),
+    re_path(
+        rf"^clusters/{CLUSTER}/topics/{TOPIC}/(?P<partition>[0-9]{{1,19}})/(?P<offset>[0-9]{{1,19}})$",
+        browser.message,
+        name="browsed-message",
     ),
 ]

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Message as KafkaMessage
 
 from .config import producer_config
 
@@ -11,15 +12,24 @@ from .config import producer_config
 class CheckedProducer:
     """Fire-and-forget produce, and a flush that raises if any record failed,
     so none is lost silently. Delivery reports come only for failures: the
-    hot path pays for no per-record callback."""
+    hot path pays for no per-record callback. ``confirm_each``: a producer of
+    single records a person writes, which must say where each one went
+    (``produce_confirmed``), as librdkafka reports successes only if asked."""
 
-    def __init__(self, bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        extra: Mapping[str, Any] | None = None,
+        *,
+        confirm_each: bool = False,
+    ) -> None:
         self._errors: list[str] = []
+        self._confirm_each = confirm_each
         self._producer = Producer(
             producer_config(
                 bootstrap_servers,
                 extra={
-                    "delivery.report.only.error": True,
+                    "delivery.report.only.error": not confirm_each,
                     "on_delivery": self._delivered,
                     **(extra or {}),
                 },
@@ -35,6 +45,25 @@ class CheckedProducer:
             except BufferError:
                 self._producer.poll(0.05)
         self._producer.poll(0)
+
+    def produce_confirmed(self, topic: str, timeout: float, **record: Any) -> KafkaMessage:
+        """One record, waited for: the broker's report of where it went."""
+        if not self._confirm_each:
+            raise TypeError("produce_confirmed needs a CheckedProducer(confirm_each=True)")
+        reports: list[tuple[Any, KafkaMessage]] = []
+        self.produce(topic, on_delivery=lambda err, msg: reports.append((err, msg)), **record)
+        self.flush(timeout)
+        [(err, delivered)] = reports
+        if err is not None:
+            raise KafkaException(err)
+        return delivered
+
+    def partitions(self, topic: str, timeout: float = 10.0) -> list[int]:
+        """The topic's partitions as the broker knows them now; none if it has no such topic."""
+        found = self._producer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if found is None or found.error is not None:
+            return []
+        return sorted(found.partitions)
 
     def flush(self, timeout: float = 30.0) -> None:
         remaining = self._producer.flush(timeout)

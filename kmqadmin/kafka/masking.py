@@ -12,8 +12,8 @@ from typing import Any
 
 MASK = "***"
 # librdkafka's and the Java client's secret-bearing keys, with or without
-# Spark's "kafka." prefix.
-_SECRET = re.compile(r"password|secret|jaas|keystore\.key|key\.pem|oauthbearer\.config")
+# Spark's "kafka." prefix, and a schema registry client's basic.auth.user.info.
+_SECRET = re.compile(r"password|secret|jaas|keystore\.key|key\.pem|oauthbearer\.config|user\.info")
 
 
 def is_secret(key: str) -> bool:

@@ -73,6 +73,9 @@ class PartitionOwner[S: OwnedPartition](Service):
         self._states: dict[int, S] = {}
         self._consumer: Consumer | None = None
         self._fenced = FencedPartitions(session_timeout_s(owned.kafka_config))
+        # Assignments received: a count that climbs while nothing else changes
+        # is a group that cannot settle (a flapping member, a slow turn).
+        self.rebalances = 0
 
     # --- what a subclass does ------------------------------------------
 
@@ -164,6 +167,7 @@ class PartitionOwner[S: OwnedPartition](Service):
         return producer
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.rebalances += 1
         for tp in partitions:
             self._fenced.discard(tp.partition)
             self._states[tp.partition] = self._new_state(tp.partition)

@@ -179,20 +179,7 @@ class ClusterSecurity:
         return f"{module} required {quoted};"
 
     def _secret(self, setting: str) -> str:
-        """The secret ``setting`` refers to, read now; one trailing newline
-        (what ``echo`` and most secret mounts add) is not part of it."""
-        kind, _, where = getattr(self, setting).partition(":")
-        if kind == "env":
-            value = os.environ.get(where)
-            if not value:
-                raise ClusterSettingError(
-                    self.cluster,
-                    setting,
-                    f"environment variable {where} is not set (or empty); set it for every "
-                    "kmqadmin process (web, worker, beat, pipeline) or change the reference",
-                )
-            return value
-        return self._file_text(setting, where).removesuffix("\n").removesuffix("\r")
+        return read_secret(self.cluster, setting, getattr(self, setting))
 
     def _readable(self, setting: str) -> str:
         path = getattr(self, setting)
@@ -200,12 +187,32 @@ class ClusterSecurity:
             raise ClusterSettingError(self.cluster, setting, _unreadable(path))
         return path
 
-    def _file_text(self, setting: str, path: str = "") -> str:
-        path = path or getattr(self, setting)
-        try:
-            return Path(path).read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ClusterSettingError(self.cluster, setting, _unreadable(path, exc)) from None
+    def _file_text(self, setting: str) -> str:
+        return _read_text(self.cluster, setting, getattr(self, setting))
+
+
+def read_secret(cluster: str, setting: str, reference: str) -> str:
+    """The secret ``reference`` (env:NAME or file:PATH) points at, read now; one
+    trailing newline (what ``echo`` and most secret mounts add) is not part of it."""
+    kind, _, where = reference.partition(":")
+    if kind == "env":
+        value = os.environ.get(where)
+        if not value:
+            raise ClusterSettingError(
+                cluster,
+                setting,
+                f"environment variable {where} is not set (or empty); set it for every "
+                "kmqadmin process (web, worker, beat, pipeline) or change the reference",
+            )
+        return value
+    return _read_text(cluster, setting, where).removesuffix("\n").removesuffix("\r")
+
+
+def _read_text(cluster: str, setting: str, path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ClusterSettingError(cluster, setting, _unreadable(path, exc)) from None
 
 
 def _unreadable(path: str, exc: Exception | None = None) -> str:

@@ -14,6 +14,7 @@ from kmqadmin.scheduler import wire
 
 from . import headers
 from .config import QueueConfig
+from .draft import Draft
 from .headers import Headers
 
 DeliveryCallback = Callable[[KafkaError | None, KafkaMessage], None]
@@ -133,12 +134,18 @@ def schedule_copy(
     )
 
 
-def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMessage]) -> None:
+def send_again(
+    producer: CheckedProducer,
+    topic: str,
+    records: Iterable[KafkaMessage],
+    edit: Draft | None = None,
+) -> None:
     """Records back onto the queue as fresh messages (redrive, replay): key,
     value and kmq-id kept (a first copy's is its coordinates), delivery count
     and DLQ reason dropped. One wait for the broker, however many records.
     A record whose headers do not decode is sent with key, value and kmq-id
-    only: its headers are what cannot be read."""
+    only: its headers are what cannot be read. ``edit``: key, value and the
+    user's headers to send instead (a redrive with edits); the rest as above."""
     for record in records:
         try:
             original = read_headers(record)
@@ -146,10 +153,11 @@ def send_again(producer: CheckedProducer, topic: str, records: Iterable[KafkaMes
             original = None
         stable = headers.stable_id(original, record.topic(), record.partition(), record.offset())
         kept = headers.replace(headers.fresh(original), {headers.MESSAGE_ID: stable})
+        key, value = record.key(), record.value()
+        if edit is not None:
+            key, value, kept = edit.key, edit.value, edit.onto(kept)
         partition = _first_partition(topic, stable)
-        producer.produce(
-            topic, key=record.key(), value=record.value(), headers=kept, partition=partition
-        )
+        producer.produce(topic, key=key, value=value, headers=kept, partition=partition)
     producer.flush(30)
 
 

@@ -25,6 +25,7 @@ from kmqadmin.kafka.topics import topic_partitions
 from . import headers
 from .config import QueueConfig
 from .copies import send_again
+from .draft import Draft
 
 # A page reads at most this many records per record it may return.
 SCAN_FACTOR = 20
@@ -148,9 +149,10 @@ class DeadLetters:
                 return None  # never wait for a record that is not there
             return self._reader.read(partition, [offset]).get(offset)
 
-    def redrive(self, letters: Iterable[KafkaMessage]) -> None:
-        """Back to the queue as fresh messages, delivery count reset."""
-        send_again(self._producer, self.config.topic, letters)
+    def redrive(self, letters: Iterable[KafkaMessage], edit: Draft | None = None) -> None:
+        """Back to the queue as fresh messages, delivery count reset;
+        ``edit``: what to send instead of their key, value and headers."""
+        send_again(self._producer, self.config.topic, letters, edit)
 
     def bounds(self, partition: int) -> tuple[int, int]:
         """The partition's low and high watermarks, to tell progress."""

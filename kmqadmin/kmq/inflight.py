@@ -7,15 +7,16 @@ oldest start marker still open, so it never reads more than a restarted
 tracker would, and then tails the topic a little on every refresh.
 """
 
-import heapq
 import threading
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
+from sortedcontainers import SortedDict
 
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
@@ -43,7 +44,9 @@ class InFlightView:
         self.config = config
         self.skipped = 0
         self._lock = threading.Lock()
-        self._open: dict[int, dict[int, int]] = {}  # partition -> queue offset -> deadline
+        # partition -> queue offset -> deadline, in offset order: a page is a
+        # slice, not a pass over every delivery in flight.
+        self._open: dict[int, SortedDict] = {}
         group = f"{config.tracker_group_id}__view-{uuid.uuid4().hex[:8]}"
         self._consumer = Consumer(
             consumer_config(config.bootstrap_servers, group, config.kafka_config)
@@ -59,13 +62,25 @@ class InFlightView:
         ``budget_s``: what is later comes with the next one."""
         with self._lock:
             deadline = time.monotonic() + budget_s
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not self._caught_up():
                 records = self._consumer.consume(5000, 0.05)
                 if not records:
                     return
                 for record in records:
                     if record.error() is None:
                         self._apply(record)
+
+    def _caught_up(self) -> bool:
+        """True when every partition's position is at the end its last fetch
+        reported: a page then pays no wait for records that are not there
+        (most refreshes, a live page's every second one). A marker written
+        since that fetch comes with the next refresh, as it would have after
+        a wait that ended before it."""
+        for tp in self._consumer.position(self._start):
+            high = self._consumer.get_watermark_offsets(tp, cached=True)[1]
+            if tp.offset < 0 or high < 0 or tp.offset < high:
+                return False
+        return True
 
     def catch_up(self, timeout_s: float) -> bool:
         """Reads every marker written before the call, for at most
@@ -99,15 +114,20 @@ class InFlightView:
 
     def page(self, limit: int = 50, after: tuple[int, int] | None = None) -> list[InFlight]:
         """Up to ``limit`` open deliveries in (partition, offset) order, after
-        the cursor ``after``: one pass over the open set, no sort of it."""
+        the cursor ``after``."""
+        page: list[InFlight] = []
         with self._lock:
-            items = [
-                (p, o, d)
-                for p, entries in self._open.items()
-                for o, d in entries.items()
-                if after is None or (p, o) > after
-            ]
-        return [InFlight(p, o, d) for p, o, d in heapq.nsmallest(limit, items)]
+            for partition in sorted(self._open):
+                if after is not None and partition < after[0]:
+                    continue
+                entries = self._open[partition]
+                since = after[1] if after is not None and partition == after[0] else None
+                offsets = entries.irange(minimum=since, inclusive=(since is None, True))
+                for offset in islice(offsets, limit - len(page)):
+                    page.append(InFlight(partition, offset, entries[offset]))
+                if len(page) == limit:
+                    break
+        return page
 
     def get(self, partition: int, offset: int) -> InFlight | None:
         with self._lock:
@@ -137,7 +157,10 @@ class InFlightView:
         if (first := self.get(partition, offset)) is not None:
             return first
         with self._lock:
-            later = sorted(o for o in self._open.get(partition, {}) if o > offset)[:FIND_LIMIT]
+            entries = self._open.get(partition, SortedDict())
+            later = list(
+                islice(entries.irange(minimum=offset, inclusive=(False, True)), FIND_LIMIT)
+            )
         wanted = message_id.encode()
         copies = self.records(InFlight(partition, o, 0) for o in later)
         for (p, o), record in sorted(copies.items()):
@@ -186,7 +209,9 @@ class InFlightView:
         if partition != record.partition() or offset < 0:
             self.skipped += 1  # the tracker skips it too: it names no delivery of this partition
             return
-        entries = self._open.setdefault(partition, {})
+        entries = self._open.get(partition)
+        if entries is None:
+            entries = self._open[partition] = SortedDict()
         if kind is MarkerType.START:
             entries[offset] = markers.start_deadline(deadline, record.timestamp()[1])
         elif kind is MarkerType.END:

@@ -145,15 +145,13 @@ class LifecycleFinder:
         return story
 
     def _read_markers(self, story: Lifecycle, partition: int, since_ms: int) -> list[KafkaMessage]:
-        copies = set(story.copies)
+        # Compared as bytes: no decode per marker, and a malformed key is
+        # simply not one of them.
+        keys = {markers.encode_key(partition, offset) for offset in story.copies}
         found: list[KafkaMessage] = []
 
         def concerns(record: KafkaMessage) -> bool:
-            try:
-                p, o = markers.decode_key(record.key())
-            except markers.MarkerError:
-                return False
-            return p == partition and o in copies
+            return record.key() in keys
 
         topic = self.config.markers_topic
         start = self._offset_at(topic, partition, since_ms)

@@ -15,9 +15,12 @@ class QueueProducer:
     from the record's coordinates (Message.id does). Copies carry it.
     """
 
-    def __init__(self, config: QueueConfig) -> None:
+    def __init__(self, config: QueueConfig, *, confirm_each: bool = False) -> None:
+        """``confirm_each``: for ``send_confirmed`` (kafka.checked_producer)."""
         self.config = config
-        self._producer = CheckedProducer(config.bootstrap_servers, config.kafka_config)
+        self._producer = CheckedProducer(
+            config.bootstrap_servers, config.kafka_config, confirm_each=confirm_each
+        )
 
     def send(
         self,
@@ -34,6 +37,29 @@ class QueueProducer:
             headers=list((headers or {}).items()),
             **kwargs,
         )
+
+    def send_confirmed(
+        self,
+        value: bytes,
+        key: bytes | None = None,
+        headers: Mapping[str, bytes] | None = None,
+        partition: int | None = None,
+        timeout: float = 10.0,
+    ) -> tuple[int, int]:
+        """One message, waited for: its (partition, offset), which make its kmq-id."""
+        kwargs = {} if partition is None else {"partition": partition}
+        delivered = self._producer.produce_confirmed(
+            self.config.topic,
+            timeout,
+            value=value,
+            key=key,
+            headers=list((headers or {}).items()),
+            **kwargs,
+        )
+        return delivered.partition(), delivered.offset()
+
+    def partitions(self) -> list[int]:
+        return self._producer.partitions(self.config.topic)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits for every send; raises if any failed, so none is lost silently."""

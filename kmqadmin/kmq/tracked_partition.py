@@ -87,10 +87,13 @@ OnSkip = Callable[[TrackedPartition, int, markers.MarkerError], None]
 
 def apply_batch(
     states: Mapping[int, TrackedPartition], records: Iterable[Record], on_skip: OnSkip
-) -> None:
+) -> int:
     """The hot loop: start and end markers take a path with no decoding
-    objects; everything else, garbage included, goes through the codec."""
+    objects; everything else, garbage included, goes through the codec.
+    Returns how many end markers closed an open delivery: the acks (a
+    redelivery's own end marker finds its delivery closed already)."""
     unpack_key, unpack_deadline = KEY.unpack, DEADLINE.unpack_from
+    acked = 0
     for record in records:
         if (error := record.error()) is not None:
             if error.code() != KafkaError._PARTITION_EOF:
@@ -114,7 +117,8 @@ def apply_batch(
                         state.open.start(queue_offset, deadline, offset)
                         continue
                 if value == b"\x00":
-                    state.open.end(queue_offset)
+                    if state.open.end(queue_offset):
+                        acked += 1
                     if state.rejected:
                         state.rejected.pop(queue_offset, None)
                     continue
@@ -122,3 +126,4 @@ def apply_batch(
             state.apply(key, value, record.timestamp()[1], offset)
         except markers.MarkerError as exc:
             on_skip(state, offset, exc)
+    return acked

@@ -62,6 +62,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self._redeliverer: Redeliverer | None = None
         self._last_commit = 0.0
         self._redelivered = self._dead_lettered = self._skipped = self._undecodable = 0
+        self._acked = 0
         self._lag = 0
 
     def stats(self) -> TrackerStats:
@@ -70,10 +71,12 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             in_flight=sum(len(s.open) for s in states),
             redelivered=self._redelivered,
             dead_lettered=self._dead_lettered,
+            acked=self._acked,
             skipped=self._skipped,
             undecodable=self._undecodable,
             markers_lag=self._lag,
             partitions=self.owned_partitions(),
+            rebalances=self.rebalances,
         )
 
     # --- the loop --------------------------------------------------------
@@ -88,7 +91,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
 
     def _turn(self, records: list[KafkaMessage]) -> None:
         """Applies the markers read, redelivers what is due, commits now and then."""
-        apply_batch(self._states, records, self._skip)
+        self._acked += apply_batch(self._states, records, self._skip)
         self._redeliver_due()
         self._revive_fenced()
         if time.monotonic() - self._last_commit >= self.commit_interval:

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaException
 
+from kmqadmin.kafka.clock import now_ms
+
+from .lateness import Lateness
 from .partition import Armed, Key, PartitionState
 
 log = logging.getLogger(__name__)
@@ -61,11 +64,16 @@ Recover = Callable[[Firing, KafkaException], None]
 
 
 def fire_due(
-    states: Iterable[PartitionState], schedules_topic: str, now: int, recover: Recover
+    states: Iterable[PartitionState],
+    schedules_topic: str,
+    now: int,
+    recover: Recover,
+    lateness: Lateness,
 ) -> int:
     """Fires what is due on every partition: one transaction per partition;
-    returns how many fired. All are produced before the first commit, so their
-    records travel together and each commit mostly waits for its
+    returns how many fired, and adds to ``lateness`` how late each fired
+    (measured at its commit, when it became visible). All are produced
+    before the first commit, so their records travel together and each commit mostly waits for its
     end-transaction round trip. (Committing on threads measured slower: the
     broker serialises.) A firing that fails goes to ``recover`` at once."""
     fired, firings = 0, []
@@ -84,5 +92,8 @@ def fire_due(
         except KafkaException as exc:
             recover(firing, exc)
             continue
+        committed = now_ms()
+        for _, entry in firing.entries:
+            lateness.observe(committed - entry.deadline)
         fired += len(firing.entries)
     return fired

@@ -31,6 +31,7 @@ from kmqadmin.kafka.topics import topic_partitions
 from . import wire
 from .config import SchedulerConfig
 from .firing import Firing, fire_due
+from .lateness import Lateness
 from .partition import PartitionState
 from .read_ahead import ReadAhead
 from .rescan import Horizon
@@ -57,6 +58,7 @@ class Scheduler(PartitionOwner[PartitionState]):
         self._horizon: Horizon | None = None
         self._known_topics: set[str] = set()
         self._fired = self._skipped = self._undeliverable = self._forbidden = 0
+        self._lateness = Lateness()
 
     def stats(self) -> SchedulerStats:
         states = list(self._states.values())
@@ -69,6 +71,8 @@ class Scheduler(PartitionOwner[PartitionState]):
             partitions=self.owned_partitions(),
             loading=tuple(sorted(s.partition for s in states if not s.caught_up)),
             horizon_end_ms=0 if self._horizon is None else self._horizon.end,
+            lateness=self._lateness.snapshot(),
+            rebalances=self.rebalances,
         )
 
     def planned(self, limit: int = 100) -> list[PlannedSchedule]:
@@ -96,7 +100,7 @@ class Scheduler(PartitionOwner[PartitionState]):
         assert self._horizon is not None
         self._apply_batch(records)
         states = list(self._states.values())
-        self._fired += fire_due(states, self.config.topic, now_ms(), self._recover)
+        self._fired += fire_due(states, self.config.topic, now_ms(), self._recover, self._lateness)
         self._revive_fenced()
         self._arm_read()
         assert self._read_ahead is not None

@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+from .lateness import LatenessSnapshot
+
 
 @dataclass(frozen=True, slots=True)
 class SchedulerStats:
@@ -13,6 +15,8 @@ class SchedulerStats:
     partitions: tuple[int, ...]
     loading: tuple[int, ...]  # partitions still reading what was there at assignment
     horizon_end_ms: int
+    lateness: LatenessSnapshot  # how late the fired ones fired
+    rebalances: int  # assignments this scheduler received
 
 
 @dataclass(frozen=True, slots=True, order=True)

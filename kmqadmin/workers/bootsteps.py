@@ -5,16 +5,20 @@ registered queue and one scheduler per schedules topic. Every worker runs
 them all: trackers share a queue's markers partitions through their
 consumer group, schedulers their schedules partitions, so scaling is
 starting more workers, and a worker that dies hands its partitions over.
+It also serves the worker's metrics port (metrics_port.py), which reads
+those services' counters when scraped.
 """
 
 import logging
 import threading
 import time
+from wsgiref.simple_server import WSGIServer
 
 from celery import bootsteps
 from django.conf import settings
 from django.db import close_old_connections
 
+from . import metrics_port
 from .counts import CountPublisher
 from .host import ServiceHost
 from .services import wanted_services
@@ -35,14 +39,18 @@ class HostServices(bootsteps.StartStopStep):
         self.counts = CountPublisher()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._metrics: WSGIServer | None = None
 
     def start(self, worker) -> None:
         self._stop.clear()
         self._refresh()
         self._thread = threading.Thread(target=self._watch, name="kmq-services", daemon=True)
         self._thread.start()
+        self._metrics = metrics_port.serve(self.host)
 
     def stop(self, worker) -> None:
+        metrics_port.close(self._metrics)
+        self._metrics = None
         self._stop.set()
         if self._thread is not None:
             self._thread.join(30)

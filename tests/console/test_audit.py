@@ -13,6 +13,7 @@ from kmqadmin.console.models import AppendOnly, AuditEntry, Cluster, Queue
 from kmqadmin.console.services import audit, clients, letters, messages
 from kmqadmin.console.services.jobs import purge_queue
 from kmqadmin.kmq import QueueProducer
+from kmqadmin.kmq.draft import Draft
 from tests.api.conftest import client_as as api_client_as
 from tests.console.conftest import client_as
 from tests.kafka_helpers import read_all
@@ -35,14 +36,14 @@ def entries(*actions: str) -> list[tuple]:
 
 def test_the_intent_is_written_before_the_effect(registered: Queue, monkeypatch) -> None:
     seen: list[tuple[str, str]] = []
-    send = QueueProducer.send
+    send = QueueProducer.send_confirmed
 
-    def send_seeing_the_log(self, *args, **kwargs) -> None:
+    def send_seeing_the_log(self, *args, **kwargs) -> tuple[int, int]:
         seen.extend(AuditEntry.objects.filter(action="enqueue").values_list("target", "status"))
-        send(self, *args, **kwargs)
+        return send(self, *args, **kwargs)
 
-    monkeypatch.setattr(QueueProducer, "send", send_seeing_the_log)
-    messages.enqueue(user_with("operator"), registered, b"m")
+    monkeypatch.setattr(QueueProducer, "send_confirmed", send_seeing_the_log)
+    messages.enqueue(user_with("operator"), registered, Draft(b"m"))
     assert seen == [(registered.topic, "pending")]
     assert entries("enqueue") == [("enqueue", registered.topic, "done", "operator")]
 
@@ -55,7 +56,7 @@ def test_no_effect_when_the_intent_cannot_be_written(registered: Queue, monkeypa
 
     monkeypatch.setattr(AuditEntry, "save", database_away)
     with pytest.raises(DatabaseError):
-        messages.enqueue(operator, registered, b"never")
+        messages.enqueue(operator, registered, Draft(b"never"))
     assert read_all(registered.config(), registered.topic) == []
 
 
@@ -190,7 +191,7 @@ def test_token_creation_and_deletion_are_audited_without_the_key() -> None:
 
 def test_a_deleted_user_keeps_their_name_on_their_entries(registered: Queue) -> None:
     dave = user_with("operator", "dave")
-    messages.enqueue(dave, registered, b"m")
+    messages.enqueue(dave, registered, Draft(b"m"))
     dave.delete()
     entry = AuditEntry.objects.get(action="enqueue")
     assert (entry.user, entry.username) == (None, "dave")

@@ -10,6 +10,8 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
+from kmqadmin.console import live_feed
+from kmqadmin.console.consumers import InFlightConsumer
 from kmqadmin.console.models import Queue
 from kmqadmin.console.routing import websocket_urlpatterns
 from kmqadmin.kmq import QueueClient, QueueConfig
@@ -95,5 +97,44 @@ def test_a_share_queue_has_no_in_flight_socket(registered: Queue) -> None:
         viewer = await database_sync_to_async(user_with)("viewer")
         socket = connect(f"/ws/queues/{registered.topic}/in-flight/", viewer)
         assert (await socket.connect())[1] == 4404
+
+    async_to_sync(scenario)()
+
+
+def test_many_viewers_of_one_queue_share_one_render_per_tick(
+    registered: Queue, queue: QueueConfig
+) -> None:
+    """Forty sockets, two roles: two feeds, each rendering once a tick for
+    all its sockets, and every socket sees a change; the feeds stop with
+    their last socket."""
+    viewers = [user_with("viewer", f"viewer{i}") for i in range(30)]
+    operators = [user_with("operator", f"operator{i}") for i in range(10)]
+    path = f"/ws/queues/{queue.topic}/in-flight/"
+
+    async def scenario() -> None:
+        sockets = [connect(path, user) for user in viewers + operators]
+        for socket in sockets:
+            assert (await socket.connect())[0]
+        try:
+            for socket in sockets:
+                await receive_until(socket, "Nothing in flight", 20)
+            feeds = {k: f for k, f in live_feed.running().items() if "in-flight" in k}
+            assert sorted(len(f.subscribers) for f in feeds.values()) == [10, 30]
+            started = {k: f.renders for k, f in feeds.items()}
+            began = time.monotonic()
+            await asyncio.to_thread(send, queue, 1)
+            with QueueClient(queue) as worker:
+                [message] = await asyncio.to_thread(poll_until, worker, 1)
+                for socket in sockets:
+                    await receive_until(socket, f'data-message="{message.id}"', 20)
+                await asyncio.to_thread(worker.ack, message)
+                await asyncio.to_thread(worker.flush)
+            ticks = (time.monotonic() - began) / InFlightConsumer.interval_s
+            for key, feed in feeds.items():
+                assert feed.renders - started[key] <= ticks + 2, (key, feed.renders, ticks)
+        finally:
+            for socket in sockets:
+                await socket.disconnect()
+        assert not [k for k in live_feed.running() if "in-flight" in k]
 
     async_to_sync(scenario)()

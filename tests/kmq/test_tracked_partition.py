@@ -101,3 +101,16 @@ def test_records_of_partitions_not_owned_and_errors_are_passed_over() -> None:
         FakeRecord(P, 51, None, None, error_=eof),
     )
     assert (state.next_offset, len(state.open), skipped) == (10, 0, [])
+
+
+def test_apply_batch_counts_the_end_markers_that_close_a_delivery_as_acks() -> None:
+    state = TrackedPartition(partition=P, next_offset=10)
+    records = [
+        marker(10, 100, markers.start(30_000)),
+        marker(11, 101, markers.start(30_000)),
+        marker(12, 100, markers.END),
+        marker(13, 100, markers.END),  # again: a redelivery's own end marker, say
+        marker(14, 999, markers.END),  # never started here
+    ]
+    assert apply_batch({P: state}, records, lambda *_: None) == 1
+    assert len(state.open) == 1

@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaException
 
+from kmqadmin.kafka.browse import TopicBrowser
 from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.groups import Kind
+from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.message_size import max_record_bytes, producer_max_bytes
 from kmqadmin.kafka.share_groups import ShareGroupAdmin
 from kmqadmin.kmq import (
@@ -62,7 +64,12 @@ def in_flight(config: QueueConfig) -> InFlightView:
 
 
 def producer(config: QueueConfig) -> QueueProducer:
-    return _kept(QueueProducer, config)
+    """For the messages people write one at a time: each says where it went."""
+    return _kept(_confirming_producer, config)
+
+
+def _confirming_producer(config: QueueConfig) -> QueueProducer:
+    return QueueProducer(config, confirm_each=True)
 
 
 def marker_writer(config: QueueConfig) -> MarkerWriter:
@@ -129,6 +136,23 @@ def _share_counts(config: QueueConfig) -> ShareCountsReader:
     return ShareCountsReader(config.bootstrap_servers, config.counts_topic, config.kafka_config)
 
 
+def topic_browser(cluster: str, bootstrap_servers: str, kafka_config: Masked) -> TopicBrowser:
+    """The browsing consumer of a cluster, kept under ``cluster_key(cluster)``
+    so an edit of the cluster closes it (signals.py)."""
+    key = (cluster_key(cluster), "TopicBrowser", repr((bootstrap_servers, kafka_config)))
+    with _lock:
+        browser = _clients.get(key)
+        if browser is None:
+            browser = _clients[key] = TopicBrowser(bootstrap_servers, kafka_config)
+    return browser  # type: ignore[return-value]
+
+
+def cluster_key(cluster: str) -> str:
+    """What ``close`` takes to close a cluster's own clients: no topic is
+    named like it (a topic name has no colon)."""
+    return f"cluster:{cluster}"
+
+
 def group_admin(cluster: Cluster, kind: Kind) -> ConsumerGroupAdmin | ShareGroupAdmin:
     """The cluster's admin for one kind of group, kept until the cluster is
     saved or deleted (signals.py closes it under ``cluster_key``)."""
@@ -140,9 +164,3 @@ def group_admin(cluster: Cluster, kind: Kind) -> ConsumerGroupAdmin | ShareGroup
             made = ConsumerGroupAdmin if kind == "consumer" else ShareGroupAdmin
             admin = _clients[key] = made(bootstrap, config)
     return admin  # type: ignore[return-value]
-
-
-def cluster_key(name: str) -> str:
-    """What a cluster's clients are kept under (no topic is named so: a
-    topic name has no space)."""
-    return f"cluster {name}"

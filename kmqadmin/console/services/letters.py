@@ -4,15 +4,18 @@ import base64
 from collections.abc import Iterable
 
 from confluent_kafka import Message as KafkaMessage
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord, hexed
 from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.draft import Draft, changes, check_size, of_record
 from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import Queue
 from . import audit, clients
+from .conflict import Conflict
 from .missing import Missing
 
 
@@ -69,22 +72,60 @@ def _undecodable_fields(exc: UndecodableRecord) -> dict:
     }
 
 
-def redrive(user: AbstractBaseUser, queue: Queue, partition: int, offset: int) -> KafkaMessage:
-    """One letter back to the queue, delivery count reset; returns the letter."""
+def letter(queue: Queue, partition: int, offset: int) -> KafkaMessage:
+    """The letter at these coordinates of the queue's DLQ; Missing if none."""
     letters = clients.dead_letters(queue.config())
     known = partition in letters.partitions()
-    letter = letters.get(partition, offset) if known else None
-    if letter is None:
+    found = letters.get(partition, offset) if known else None
+    if found is None:
         raise Missing(f"no letter at {partition}/{offset} of {queue.topic}'s DLQ")
-    stable = h.find_in(letter, h.MESSAGE_ID)
-    where = f"{queue.topic}/dlq/{partition}/{offset}"
-    target = stable.decode(errors="replace") if stable else where
+    return found
+
+
+def redrive(user: AbstractBaseUser, queue: Queue, partition: int, offset: int) -> KafkaMessage:
+    """One letter back to the queue, delivery count reset; returns the letter."""
+    found = letter(queue, partition, offset)
     with audit.action(
         user,
         "redrive",
-        target,
+        _target(queue, found),
         before={"partition": partition, "offset": offset},
         after={"topic": queue.topic},
     ):
-        letters.redrive([letter])
-    return letter
+        clients.dead_letters(queue.config()).redrive([found])
+    return found
+
+
+def editable(found: KafkaMessage) -> Draft:
+    """A letter as its redrive with edits starts: key, value, the user's
+    headers. One whose headers do not decode cannot be edited (Conflict):
+    it can be redriven as it is."""
+    try:
+        record_headers = read_headers(found) or []
+    except UndecodableRecord:
+        raise Conflict(
+            f"letter {found.partition()}/{found.offset()}: its headers cannot be read; "
+            "redrive it as it is"
+        ) from None
+    return of_record(found.key(), found.value(), record_headers)
+
+
+def redrive_edited(user: AbstractBaseUser, queue: Queue, found: KafkaMessage, edit: Draft) -> str:
+    """A letter (``letter``) back to the queue as a plain redrive sends it
+    (kmq-id kept, delivery count reset, its first partition), with
+    ``edit``'s key, value and headers; audited with what changed. Returns
+    its kmq-id."""
+    check_size(edit, settings.KMQ_MAX_PAYLOAD_BYTES, clients.record_limit(queue.config()))
+    before, after = changes(editable(found), edit)
+    target = _target(queue, found)
+    where = {"partition": found.partition(), "offset": found.offset()}
+    with audit.action(user, "redrive with edits", target, before=where | before, after=after):
+        clients.dead_letters(queue.config()).redrive([found], edit)
+    return target
+
+
+def _target(queue: Queue, found: KafkaMessage) -> str:
+    """The letter's kmq-id, or its place in the DLQ when it names none."""
+    stable = h.find_in(found, h.MESSAGE_ID)
+    where = f"{queue.topic}/dlq/{found.partition()}/{found.offset()}"
+    return stable.decode(errors="replace") if stable else where

@@ -5,12 +5,15 @@ the broker and records the outcome, so the log never claims an effect the
 broker did not take, nor misses one it did.
 """
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from kmqadmin.kmq import InFlight, InFlightView
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.draft import Draft, check_size
+from kmqadmin.kmq.given_headers import BadInput
 
 from ..models import Queue
 from . import audit, clients
@@ -23,22 +26,37 @@ MESSAGE_ACTIONS = ("ack", "retry", "extend", "reject")
 ACTION_OPTION = {"extend": "ms", "reject": "reason"}
 
 
+class Written(NamedTuple):
+    id: str  # kmq-id: the message page's address
+    partition: int
+    offset: int
+
+
 def enqueue(
-    user: AbstractBaseUser,
-    queue: Queue,
-    payload: bytes,
-    key: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> None:
-    """One message onto the queue; returns once the broker has it."""
-    producer = clients.producer(queue.config())
-    with audit.action(user, "enqueue", queue.topic, after={"bytes": len(payload)}):
-        producer.send(
-            payload,
-            key=None if key is None else key.encode(),
-            headers={name: value.encode() for name, value in (headers or {}).items()},
+    user: AbstractBaseUser, queue: Queue, message: Draft, reproduces: str | None = None
+) -> Written:
+    """One message onto the queue, as a queue producer writes it (no kmq-id:
+    its coordinates are its id); returns where it went once the broker has it.
+    Over a cap, or to a partition the topic lacks, nothing is written
+    (BadInput, TooLarge). ``reproduces``: the kmq-id it was edited from."""
+    config = queue.config()
+    check_size(message, settings.KMQ_MAX_PAYLOAD_BYTES, clients.record_limit(config))
+    producer = clients.producer(config)
+    if message.partition is not None and message.partition not in producer.partitions():
+        raise BadInput(f"{queue.topic} has no partition {message.partition}")
+    action, before = ("reproduce", {"from": reproduces}) if reproduces else ("enqueue", None)
+    with audit.action(user, action, queue.topic, before=before) as entry:
+        partition, offset = producer.send_confirmed(
+            message.value, message.key, dict(message.headers), message.partition
         )
-        producer.flush(10)
+        entry.after = {
+            "partition": partition,
+            "offset": offset,
+            "key": None if message.key is None else message.key.decode(errors="replace"),
+            "headers": message.header_names(),
+            "bytes": len(message.value),
+        }
+    return Written(h.message_id(queue.topic, partition, offset), partition, offset)
 
 
 def act(

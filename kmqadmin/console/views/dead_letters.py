@@ -1,11 +1,13 @@
 """The DLQ browser: a filtered page from a seek, per-letter and bulk redrive."""
 
+from confluent_kafka import Message as KafkaMessage
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from ..decorators import operator, viewer
 from ..forms import LetterFilterForm
+from ..models import Queue
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.jobs import redrive_letters, start
@@ -13,6 +15,8 @@ from ..services.letters import page_fields
 from ..services.letters import redrive as redrive_letter
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
+from ..services.roles import Role, role_of
+from ..services.schema_rendering import schema_rendering
 from .flash import flash
 from .queues import queue_or_404
 from .tasks import started
@@ -39,11 +43,21 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "queue": queue,
         "form": form,
         "partitions": partitions,
-        "letters": page_fields(page.letters) if page else [],
+        "letters": _shown(queue, page.letters) if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
+        "can_act": role_of(request.user) >= Role.OPERATOR,
     }
     return render(request, "console/dead_letters.html", context)
+
+
+def _shown(queue: Queue, letters: list[KafkaMessage]) -> list[dict]:
+    """The page's letters, each with its payload decoded by schema (``schema``)."""
+    shown = page_fields(letters)
+    for fields, letter in zip(shown, letters, strict=True):
+        value, key = letter.value(), letter.key()
+        fields["schema"] = schema_rendering(queue.cluster, value, key)
+    return shown
 
 
 @viewer

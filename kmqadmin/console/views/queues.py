@@ -22,6 +22,7 @@ from ..services.jobs import purge_queue, replay_range, start
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
+from ..services.schema_rendering import schema_rendering
 from ..services.share_limits import NO_DEADLINES, NO_PURGE, NotForShareQueues, refuse_share
 from .flash import flash
 from .tasks import started
@@ -101,7 +102,9 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
             "story": story,
             "in_flight": in_flight,
             "raw": raw,
+            "schema": schema_rendering(queue.cluster, first.value(), first.key()),
             "no_deadlines": NO_DEADLINES,
+            "can_act": role_of(request.user) >= Role.OPERATOR,
         },
     )
 

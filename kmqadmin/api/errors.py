@@ -4,8 +4,8 @@ A bad request is DRF's 4xx already; what is left are the cluster's own
 states: Kafka unreachable or slow (503, try again), a registered queue whose
 topics are missing (409, create them: `kmq doctor` says how), and an action
 whose target is not what the request says it is, a backend switch while
-messages are in flight or a share group reset while consumers are connected
-(409, nothing done).
+messages are in flight or a group reset while consumers are connected
+(409, nothing done); a reset to what the cluster does not have (400).
 """
 
 from confluent_kafka import KafkaException
@@ -19,18 +19,21 @@ from kmqadmin.console.services.missing import Missing
 from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
+from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
 from kmqadmin.kafka.offset_reader import ReadTimeout
-from kmqadmin.kafka.share_groups import GroupNotEmpty
+from kmqadmin.kafka.offset_reset import BadReset
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, KafkaException | ReadTimeout):
         detail = f"Kafka did not answer in time: {exc}; try again"
         return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
-    if isinstance(exc, Missing):
+    if isinstance(exc, Missing | GroupNotFound):
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TargetNotAllowed):
         return Response({"target_topic": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, BadReset):
+        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, Ambiguous):
         body = {"detail": str(exc), "clusters": exc.clusters}
         return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)

@@ -10,21 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from kmqadmin.console.services import share_groups
+from kmqadmin.console.services.groups import Applied
 from kmqadmin.console.services.roles import Role
-from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kafka.share_groups import Member
 
+from .groups import MemberSerializer, TargetSerializer
 from .queues import QueueAPIView
-
-
-class MemberSerializer(serializers.Serializer):
-    member_id = serializers.CharField()
-    client_id = serializers.CharField()
-    host = serializers.CharField()
-    assignment = serializers.SerializerMethodField(help_text="the topic-partitions it consumes")
-
-    def get_assignment(self, member: Member) -> list[dict]:
-        return [{"topic": t, "partition": p} for t, p in member.assignment]
 
 
 class GroupSerializer(serializers.Serializer):
@@ -86,25 +76,15 @@ class ShareGroupSerializer(serializers.Serializer):
     )
 
 
-class ResetSerializer(serializers.Serializer):
-    to = serializers.ChoiceField(choices=["earliest", "latest", "time"])
-    at = serializers.DateTimeField(required=False, help_text="with to=time; ISO 8601")
-
-    def validate(self, data: dict) -> dict:
-        if data["to"] == "time" and data.get("at") is None:
-            raise serializers.ValidationError({"at": "resetting to a time needs the time"})
-        if data.get("at") is not None and epoch_ms(data["at"]) < 0:
-            raise serializers.ValidationError({"at": "the time must be after 1970"})
-        return data
-
-
 class ResetDoneSerializer(serializers.Serializer):
-    offsets = serializers.DictField(
-        child=serializers.IntegerField(), help_text="partition: its new start offset"
-    )
-    errors = serializers.DictField(
-        child=serializers.CharField(), help_text="partition: why the broker refused it"
-    )
+    offsets = serializers.SerializerMethodField(help_text="partition: its new start offset")
+    errors = serializers.SerializerMethodField(help_text="partition: why the broker refused it")
+
+    def get_offsets(self, done: Applied) -> dict[str, int]:
+        return {str(m.partition[1]): m.new for m in done.moves}
+
+    def get_errors(self, done: Applied) -> dict[str, str]:
+        return {str(p): e for (_, p), e in done.errors.items()}
 
 
 class ShareGroupView(QueueAPIView):
@@ -121,16 +101,15 @@ class ShareGroupReset(QueueAPIView):
 
     @extend_schema(
         operation_id="queues_share_group_reset",
-        request=ResetSerializer,
+        request=TargetSerializer,
         responses=ResetDoneSerializer,
     )
     def post(self, request: Request, topic: str) -> Response:
-        """Moves the share group's start offset on every partition (admins;
-        audited). 409 while consumers are connected."""
+        """Moves the share group's start offset on every partition, or the
+        one given (admins; audited). 409 while consumers are connected; the
+        group's own page (/api/clusters/…/groups/share/…/reset) previews."""
         queue = self.queue(topic)
-        body = ResetSerializer(data=request.data)
+        body = TargetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        data = body.validated_data
-        to = epoch_ms(data["at"]) if data["to"] == "time" else data["to"]
-        result = share_groups.reset(request.user, queue, to)
+        result = share_groups.reset(request.user, queue, body.target(queue.topic))
         return Response(ResetDoneSerializer(result).data)

@@ -3,13 +3,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from kmqadmin.kmq import names
 
-from . import dead_letters, queues, schedules, share_groups, tasks
+from . import dead_letters, groups, queues, schedules, share_groups, tasks
 
 app_name = "api"
 
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
+GROUP = rf"^clusters/(?P<cluster>[-\w]+)/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY})"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -33,6 +34,10 @@ urlpatterns = [
     re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.LetterList.as_view(), name="dlq"),
     re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.BulkRedrive.as_view()),
     path("tasks/<str:task_id>", tasks.TaskStatus.as_view(), name="task"),
+    path("clusters/<slug:cluster>/groups/", groups.GroupList.as_view(), name="groups"),
+    # A group id may hold any character: the detail ends in "/", the reset in "/reset".
+    re_path(rf"{GROUP}/reset$", groups.GroupReset.as_view(), name="group-reset"),
+    re_path(rf"{GROUP}/$", groups.GroupDetail.as_view(), name="group"),
     re_path(
         rf"^queues/{TOPIC}/dlq/(?P<partition>[0-9]{{1,9}})/(?P<offset>[0-9]{{1,18}})/redrive$",
         dead_letters.Redrive.as_view(),

@@ -1,6 +1,6 @@
-"""Closes the Kafka clients a queue or schedules topic had once it is saved or
-deleted: the next request builds them from the row as it now is. A queue's
-own schedules topic (its backoff's) goes with it."""
+"""Closes the Kafka clients a queue, schedules topic or cluster had once it
+is saved or deleted: the next request builds them from the row as it now is.
+A queue's own schedules topic (its backoff's) goes with it."""
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver

@@ -7,6 +7,7 @@ from .views import (
     browser,
     dashboard,
     dead_letters,
+    groups,
     health,
     metrics,
     produce,
@@ -22,6 +23,7 @@ TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
 CLUSTER = r"(?P<cluster>[-a-zA-Z0-9_]+)"
+GROUP = rf"^clusters/{CLUSTER}/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY})"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),
@@ -32,6 +34,11 @@ urlpatterns = [
     path("registry/", registry.index, name="registry"),
     path("registry/<str:kind>/new", registry.register, name="register"),
     path("registry/<str:kind>/<int:pk>", registry.register, name="edit-registered"),
+    path("groups/", groups.clusters, name="group-clusters"),
+    path("clusters/<slug:cluster>/groups/", groups.index, name="groups"),
+    # A group id may hold any character: the detail ends in "/", the reset in "/reset".
+    re_path(rf"{GROUP}/reset$", groups.reset, name="group-reset"),
+    re_path(rf"{GROUP}/$", groups.detail, name="group"),
     re_path(rf"^queues/{TOPIC}/$", queues.detail, name="queue"),
     re_path(rf"^queues/{TOPIC}/replay$", queues.replay, name="replay"),
     re_path(rf"^queues/{TOPIC}/purge$", queues.purge, name="purge"),

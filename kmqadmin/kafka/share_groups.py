@@ -13,48 +13,45 @@ ShareGroupError, never a hang.
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import kafka.errors as protocol_errors
-from confluent_kafka import KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, ResourceType
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
 
-from .errors import KafkaSetupError
+from .groups import (
+    Group,
+    GroupError,
+    GroupListing,
+    GroupNotEmpty,
+    GroupNotFound,
+    Kind,
+    Member,
+    Partition,
+    not_empty,
+)
+from .log_offsets import LogOffsets, log_admin
 from .protocol import (
     AlterShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsRequest,
     ShareGroupDescribeRequest,
 )
 from .protocol_config import protocol_config
-from .topics import admin_client
 
-Position = Literal["earliest", "latest"] | int  # an int is a time, epoch ms
 _NOT_FOUND = protocol_errors.GroupIdNotFoundError.errno
 _NOT_EMPTY = protocol_errors.NonEmptyGroupError.errno
 
 
-class ShareGroupError(KafkaSetupError):
+class ShareGroupError(GroupError):
     """The broker refused or failed a share-group call, or cannot serve a
     queue as configured; the message says why and what to change."""
 
 
 class ShareGroupsUnsupported(ShareGroupError):
     """The cluster does not speak KIP-932's share-group admin APIs."""
-
-
-class GroupNotEmpty(ShareGroupError):
-    """A start offset can only move while no consumer is in the group."""
-
-
-@dataclass(frozen=True)
-class Member:
-    member_id: str
-    client_id: str
-    host: str
-    assignment: tuple[tuple[str, int], ...]  # (topic, partition), sorted
 
 
 @dataclass(frozen=True)
@@ -119,18 +116,12 @@ class ShareSettings:
     limits: BrokerLimits
 
 
-@dataclass(frozen=True)
-class ResetResult:
-    """The start offsets asked for, per partition, and the partitions the
-    broker refused with why (the others moved)."""
-
-    offsets: dict[int, int]
-    errors: dict[int, str] = field(default_factory=dict)
-
-
 class ShareGroupAdmin:
     """Share-group admin for one cluster. Thread-safe: the web process keeps
-    one per queue (kafka-python runs its I/O on a thread of its own)."""
+    one per queue or cluster (kafka-python runs its I/O on a thread of its
+    own). A GroupAdmin (kafka.groups) for the offset reset."""
+
+    kind: Kind = "share"
 
     def __init__(
         self,
@@ -139,7 +130,8 @@ class ShareGroupAdmin:
         timeout_s: float = 5.0,
     ) -> None:
         self.timeout_s = timeout_s
-        self._admin = admin_client(bootstrap_servers, kafka_config)
+        self._admin = log_admin(bootstrap_servers, kafka_config)
+        self.logs = LogOffsets(self._admin, timeout_s)
         try:
             self._protocol = KafkaAdminClient(
                 **protocol_config(bootstrap_servers, kafka_config, timeout_s)
@@ -151,7 +143,25 @@ class ShareGroupAdmin:
         """Closes the protocol client; the AdminClient (librdkafka's, which
         has no close) goes with its last reference, here."""
         self._protocol.close()
-        del self._admin
+        del self._admin, self.logs
+
+    def list_groups(self) -> list[GroupListing]:
+        """Every share group of the cluster (ListGroups v5's types filter,
+        asked of each broker), by id."""
+        listed = self._run(lambda: self._protocol._async_list_groups(types_filter=["share"]))
+        groups = [GroupListing(g["group_id"], "share", g["group_state"], "share") for g in listed]
+        return sorted(groups, key=lambda g: g.group_id)
+
+    def group(self, group_id: str) -> Group:
+        described = self.describe(group_id)
+        if not described.exists:
+            raise GroupNotFound(f"no share group {group_id}")
+        return Group(group_id, "share", described.state, "share", described.members)
+
+    def positions(self, group_id: str) -> dict[Partition, int | None]:
+        """The start offset of every partition the group has one on."""
+        starts = self._start_offsets(group_id, None)
+        return {tp: start.offset for tp, start in starts.items()}
 
     def describe(self, group_id: str) -> ShareGroup:
         response = self._at_coordinator(group_id, ShareGroupDescribeRequest(group_ids=[group_id]))
@@ -169,12 +179,11 @@ class ShareGroupAdmin:
 
     def progress(self, group_id: str, topic: str) -> list[PartitionProgress]:
         """Start offset and lag per partition of ``topic``, in partition order."""
-        partitions = self._partitions(topic)
-        starts = self._start_offsets(group_id, topic, partitions)
-        low = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.earliest()))
-        high = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.latest()))
+        partitions = self.logs.partitions(topic)
+        starts = self._start_offsets(group_id, {topic: [p for _, p in partitions]})
+        low, high = self.logs.earliest(partitions), self.logs.latest(partitions)
         unknown = _Start(None, -1, None)
-        return [_progress(p, starts.get(p, unknown), low[p], high[p]) for p in partitions]
+        return [_progress(tp[1], starts.get(tp, unknown), low[tp], high[tp]) for tp in partitions]
 
     def settings(self, group_id: str) -> ShareSettings:
         group = self._configs(ConfigResource(ResourceType.GROUP, group_id))
@@ -186,75 +195,46 @@ class ShareGroupAdmin:
             limits=limits,
         )
 
-    def reset_start_offset(self, group_id: str, topic: str, to: Position) -> ResetResult:
-        """Moves the group's start offset on every partition of ``topic`` to
-        the earliest or latest record, or to the first record at or after a
-        time (the end where there is none). Refused with GroupNotEmpty while
-        the group has members, as the broker refuses it."""
-        if to not in ("earliest", "latest") and (type(to) is not int or to < 0):
-            raise ValueError(f"reset to 'earliest', 'latest' or a time in epoch ms, not {to!r}")
-        group = self.describe(group_id)
-        if group.members:
-            raise GroupNotEmpty(_not_empty(group_id, len(group.members)))
-        return self.set_start_offsets(
-            group_id, topic, self._resolve(topic, self._partitions(topic), to)
-        )
-
-    def set_start_offsets(self, group_id: str, topic: str, offsets: dict[int, int]) -> ResetResult:
+    def move(self, group_id: str, offsets: dict[Partition, int]) -> dict[Partition, str]:
         """Sets the start offset of each partition given (the broker refuses
         it, GroupNotEmpty, while the group has members); creates the group,
-        empty, when it does not exist yet."""
+        empty, when it does not exist yet. Returns the partitions refused."""
+        topic = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
+        by_topic: dict[str, list[Any]] = {}
+        for (name, partition), offset in offsets.items():
+            by_topic.setdefault(name, []).append(_alter_partition(partition, offset))
         request = AlterShareGroupOffsetsRequest(
             group_id=group_id,
-            topics=[
-                AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic(
-                    topic_name=topic,
-                    partitions=[_alter_partition(p, o) for p, o in offsets.items()],
-                )
-            ],
+            topics=[topic(topic_name=t, partitions=ps) for t, ps in by_topic.items()],
         )
         response = self._at_coordinator(group_id, request)
         if response.error_code == _NOT_EMPTY:
-            raise GroupNotEmpty(_not_empty(group_id, None))
+            raise GroupNotEmpty(not_empty(group_id, None))
         _raise_for(response.error_code, response.error_message, f"resetting {group_id}")
-        errors = {
-            p.partition_index: _error_text(p.error_code, p.error_message)
+        return {
+            (t.topic_name, p.partition_index): _error_text(p.error_code, p.error_message)
             for t in response.responses
             for p in t.partitions
             if p.error_code
         }
-        return ResetResult(offsets, errors)
 
-    def _resolve(self, topic: str, partitions: list[int], to: Position) -> dict[int, int]:
-        if to == "earliest":
-            return self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.earliest()))
-        ends = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.latest()))
-        if to == "latest":
-            return ends
-        found = self._list_offsets(topic, dict.fromkeys(partitions, OffsetSpec.for_timestamp(to)))
-        return {p: ends[p] if found[p] < 0 else found[p] for p in partitions}
-
-    def _start_offsets(self, group_id: str, topic: str, partitions: list[int]) -> dict[int, _Start]:
+    def _start_offsets(
+        self, group_id: str, topics: dict[str, list[int]] | None
+    ) -> dict[Partition, _Start]:
+        """Of the partitions asked, or of every partition (None)."""
         R = DescribeShareGroupOffsetsRequest
         group = R.DescribeShareGroupOffsetsRequestGroup
-        request = R(
-            groups=[
-                group(
-                    group_id=group_id,
-                    topics=[
-                        group.DescribeShareGroupOffsetsRequestTopic(
-                            topic_name=topic, partitions=partitions
-                        )
-                    ],
-                )
-            ]
-        )
+        asked = None
+        if topics is not None:
+            topic = group.DescribeShareGroupOffsetsRequestTopic
+            asked = [topic(topic_name=t, partitions=ps) for t, ps in topics.items()]
+        request = R(groups=[group(group_id=group_id, topics=asked)])
         (described,) = self._at_coordinator(group_id, request).groups
         if described.error_code == _NOT_FOUND:
             return {}
         _raise_for(described.error_code, described.error_message, f"offsets of {group_id}")
         return {
-            p.partition_index: _Start(
+            (t.topic_name, p.partition_index): _Start(
                 p.start_offset if p.start_offset >= 0 else None,
                 p.lag,
                 _error_text(p.error_code, p.error_message) if p.error_code else None,
@@ -297,21 +277,6 @@ class ShareGroupAdmin:
             ) from None
         except protocol_errors.KafkaError as exc:
             raise ShareGroupError(f"share-group call failed: {exc}") from None
-
-    def _partitions(self, topic: str) -> list[int]:
-        metadata = self._admin.list_topics(topic, timeout=self.timeout_s).topics.get(topic)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
-            why = metadata.error if metadata is not None and metadata.error else "no partitions"
-            raise ShareGroupError(f"topic {topic}: {why}")
-        return sorted(metadata.partitions)
-
-    def _list_offsets(self, topic: str, specs: Mapping[int, OffsetSpec]) -> dict[int, int]:
-        asked = {TopicPartition(topic, p): spec for p, spec in specs.items()}
-        try:
-            futures = self._admin.list_offsets(asked, request_timeout=self.timeout_s)
-            return {tp.partition: f.result(self.timeout_s).offset for tp, f in futures.items()}
-        except (KafkaException, TimeoutError) as exc:
-            raise ShareGroupError(f"offsets of {topic}: {exc}") from None
 
     def _configs(self, resource: ConfigResource) -> dict[str, str]:
         return _configs(self._admin, resource, self.timeout_s)
@@ -390,11 +355,3 @@ def _error_text(code: int, message: str | None) -> str:
 def _raise_for(code: int, message: str | None, doing: str) -> None:
     if code:
         raise ShareGroupError(f"{doing}: {_error_text(code, message)}")
-
-
-def _not_empty(group_id: str, members: int | None) -> str:
-    who = f"{members} consumer(s) are" if members else "consumers are"
-    return (
-        f"share group {group_id} is not empty: {who} connected; stop them first "
-        "(the broker moves a start offset only while no one consumes)"
-    )

@@ -20,8 +20,10 @@ from schemathesis.checks import not_a_server_error
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.kmq import QueueClient, QueueConfig
 from kmqadmin.scheduler import SchedulerConfig
+from tests.group_helpers import consumed_group
 from tests.process import wait_for
 from tests.queue_helpers import poll_until
 from tests.users import user_with
@@ -219,6 +221,19 @@ def test_every_documented_answer_matches_the_live_schema(
     api.call("put", one, 200, body=registration | {"max_redeliveries": 1}, **share)
     assert api.call("get", "/api/queues/{topic}/share-group", 200, **share)["errors"] == []
     api.call("post", "/api/queues/{topic}/share-group/reset", 200, body={"to": "latest"}, **share)
+
+    # A cluster's groups, and an admin's reset of one: a dry run, then exactly it.
+    on_cluster = {"cluster": cluster.name}
+    ensure_topics(cluster.bootstrap, {f"{queue.topic}-read": 2})
+    group = consumed_group(cluster.bootstrap, f"{queue.topic}-read", f"{queue.topic}-readers")
+    listed = api.call("get", "/api/clusters/{cluster}/groups/", 200, **on_cluster)
+    assert group in [g["group_id"] for g in listed["groups"]]
+    one_group = on_cluster | {"kind": "consumer", "group_id": group}
+    api.call("get", "/api/clusters/{cluster}/groups/{kind}/{group_id}/", 200, **one_group)
+    reset = "/api/clusters/{cluster}/groups/{kind}/{group_id}/reset"
+    plan = api.call("post", reset, 200, body={"to": "earliest", "dry_run": True}, **one_group)
+    body = {"to": "earliest", "offsets": plan["offsets"]}
+    assert api.call("post", reset, 200, body=body, **one_group)["dry_run"] is False
 
     # The schema document itself is the one answer not described by a component.
     assert api.documented() - api.exercised == {("get", "/api/schema/")}

@@ -79,9 +79,13 @@ def test_reset_needs_an_admin_is_refused_while_connected_and_is_audited(
     )
     done = admin.post(url, {"to": "time", "at": "2020-01-01T00:00:00Z"}, format="json")
     assert done.status_code == 200 and done.json() == {"offsets": {"0": 0}, "errors": {}}
-    entry = AuditEntry.objects.filter(action="reset share group start offset").latest("pk")
+    entry = AuditEntry.objects.filter(action="reset group offsets").latest("pk")
     assert entry.status == "done" and entry.user.username == "admin"
-    assert entry.before == {"to": 1577836800000}
+    assert entry.before["to"] == {
+        "mode": "time",
+        "value": 1577836800000,
+        "topic": share_queue.topic,
+    }
 
 
 def test_a_kmq_queue_has_no_share_group(registered: Queue) -> None:

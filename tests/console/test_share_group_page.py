@@ -93,12 +93,18 @@ def test_the_reset_is_for_admins_refused_while_connected_and_audited(
     )
     done = reset(admin, share_queue, to="earliest")
     assert done.status_code == 200 and "0→0, 1→0" in done.content.decode()
-    entries = list(
-        AuditEntry.objects.filter(action="reset share group start offset").order_by("pk")
-    )
-    assert [e.status for e in entries] == ["failed", "done"]
-    assert entries[1].user.username == "admin" and entries[1].before == {"to": "earliest"}
-    assert entries[1].after == {"offsets": {"0": 0, "1": 0}, "errors": {}}
+    entries = list(AuditEntry.objects.filter(action="reset group offsets").order_by("pk"))
+    assert [e.status for e in entries] == ["done"]  # refused before any intent was written
+    topic = share_queue.topic
+    assert entries[0].user.username == "admin"
+    assert entries[0].target == f"share group {share_queue.group_id} on cluster local"
+    assert entries[0].before["to"] == {"mode": "earliest", "topic": topic}
+    assert set(entries[0].before["offsets"]) == {f"{topic}:0", f"{topic}:1"}
+    assert entries[0].after == {
+        "to": {"mode": "earliest", "topic": topic},
+        "offsets": {f"{topic}:0": 0, f"{topic}:1": 0},
+        "errors": {},
+    }
     with sharer(kafka, share_queue) as consumer:
         assert len(consumer.accept(2)) == 2  # delivered again after the reset
 

@@ -187,4 +187,4 @@ def test_a_share_queue_its_group_its_dlq_and_its_reset(page: Page, stack: Stack)
         assert [m.value for m in got] == [b"after the reset"]
         worker.ack_all(got)
     page.goto("/audit/")
-    expect(page.locator("td", has_text="reset share group").first).to_be_visible()
+    expect(page.locator("td", has_text="reset group offsets").first).to_be_visible()

@@ -9,7 +9,9 @@ import pytest
 from confluent_kafka import Producer
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.share_groups import GroupNotEmpty, PartitionProgress, ShareGroupAdmin
+from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
+from kmqadmin.kafka.offset_reset import ResetTarget, apply, plan
+from kmqadmin.kafka.share_groups import PartitionProgress, ShareGroupAdmin
 from kmqadmin.kafka.topics import ensure_topics
 from tests.process import wait_for
 from tests.share_helpers import Sharer, read_from_earliest
@@ -90,7 +92,9 @@ def test_a_reset_is_refused_while_a_consumer_is_connected(
     with Sharer(kafka.bootstrap_servers, group, topic, client_id="sharer") as sharer:
         sharer.accept(2)
         with pytest.raises(GroupNotEmpty, match="not empty: 1 consumer"):
-            admin.reset_start_offset(group, topic, "earliest")
+            reset(admin, group, ResetTarget("earliest", topic=topic))
+        with pytest.raises(GroupNotEmpty, match="not empty"):  # the broker's refusal too
+            admin.move(group, {(topic, 0): 0})
 
 
 def test_reset_to_earliest_latest_and_a_time_then_consume_again(
@@ -103,13 +107,26 @@ def test_reset_to_earliest_latest_and_a_time_then_consume_again(
         sharer.accept(8)
     wait_for(lambda: not admin.describe(group).members, 30, "the consumer to leave")
 
-    assert admin.reset_start_offset(group, topic, "earliest").offsets == {0: 0, 1: 0}
+    assert reset(admin, group, ResetTarget("earliest")).offsets == {(topic, 0): 0, (topic, 1): 0}
     assert again(kafka, group, topic, 8) == 8
-    assert admin.reset_start_offset(group, topic, early + 30_000).offsets == {0: 2, 1: 2}
+    at_time = reset(admin, group, ResetTarget("time", early + 30_000, topic=topic))
+    assert at_time.offsets == {(topic, 0): 2, (topic, 1): 2}
     assert again(kafka, group, topic, 4) == 4
-    result = admin.reset_start_offset(group, topic, "latest")
-    assert result.offsets == {0: 4, 1: 4} and result.errors == {}
+    result = reset(admin, group, ResetTarget("latest"))
+    assert result.offsets == {(topic, 0): 4, (topic, 1): 4} and result.errors == {}
     assert [p.start_offset for p in admin.progress(group, topic)] == [4, 4]
+    assert admin.positions(group) == {(topic, 0): 4, (topic, 1): 4}
+    one = reset(admin, group, ResetTarget("offset", 1, topic=topic, partition=1))
+    assert one.offsets == {(topic, 1): 1}
+    assert admin.positions(group) == {(topic, 0): 4, (topic, 1): 1}
+    assert [(g.group_id, g.kind) for g in admin.list_groups() if g.group_id == group] == [
+        (group, "share")
+    ]
+
+
+def reset(admin: ShareGroupAdmin, group: str, target: ResetTarget):
+    """The dry run, then exactly what it planned."""
+    return apply(admin, admin.logs, group, plan(admin, admin.logs, group, target).offsets)
 
 
 def again(kafka: EmbeddedBroker, group: str, topic: str, count: int) -> int:
@@ -127,8 +144,13 @@ def test_settings_are_the_groups_and_the_brokers(admin: ShareGroupAdmin, group: 
     assert settings.lock_duration_ms <= settings.limits.max_lock_ms
 
 
-def test_a_reset_to_no_known_position_is_refused_before_any_call(
-    admin: ShareGroupAdmin,
-) -> None:
+def test_a_reset_to_no_known_position_is_refused_before_any_call() -> None:
     with pytest.raises(ValueError, match="not 'yesterday'"):
-        admin.reset_start_offset("g", "no-such-topic", "yesterday")
+        ResetTarget("yesterday")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs a value"):
+        ResetTarget("time")
+
+
+def test_an_unknown_share_group_is_not_found(admin: ShareGroupAdmin) -> None:
+    with pytest.raises(GroupNotFound, match="no share group never-joined"):
+        admin.group("never-joined")

@@ -100,9 +100,8 @@ def carry_position(queue: Queue, backend: str) -> str | None:
             offsets = _committed(admin, config.group_id, config.topic)
             _delete_group(admin, config.group_id)
             if offsets:
-                clients.share_group_admin(config).set_start_offsets(
-                    config.group_id, config.topic, offsets
-                )
+                starts = {(config.topic, p): o for p, o in offsets.items()}
+                clients.share_group_admin(config).move(config.group_id, starts)
         else:
             progress = clients.share_group_admin(config).progress(config.group_id, config.topic)
             offsets = {p.partition: _position(p) for p in progress if p.start_offset is not None}

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from confluent_kafka import KafkaException
 
 from kmqadmin.kafka.browse import TopicBrowser
+from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.groups import Kind
 from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.message_size import max_record_bytes, producer_max_bytes
 from kmqadmin.kafka.share_groups import ShareGroupAdmin
@@ -28,6 +30,8 @@ from kmqadmin.kmq import (
 )
 from kmqadmin.kmq.share_counts_reader import ShareCountsReader
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
+
+from ..models import Cluster
 
 _clients: dict[tuple[str, str, str], object] = {}
 _lock = threading.Lock()
@@ -147,3 +151,16 @@ def cluster_key(cluster: str) -> str:
     """What ``close`` takes to close a cluster's own clients: no topic is
     named like it (a topic name has no colon)."""
     return f"cluster:{cluster}"
+
+
+def group_admin(cluster: Cluster, kind: Kind) -> ConsumerGroupAdmin | ShareGroupAdmin:
+    """The cluster's admin for one kind of group, kept until the cluster is
+    saved or deleted (signals.py closes it under ``cluster_key``)."""
+    bootstrap, config = cluster.bootstrap, cluster.kafka_config()
+    key = (cluster_key(cluster.name), kind, repr((bootstrap, config)))
+    with _lock:
+        admin = _clients.get(key)
+        if admin is None:
+            made = ConsumerGroupAdmin if kind == "consumer" else ShareGroupAdmin
+            admin = _clients[key] = made(bootstrap, config)
+    return admin  # type: ignore[return-value]

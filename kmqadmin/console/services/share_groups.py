@@ -1,5 +1,5 @@
 """A share queue's group as the console and the API show it, and the reset
-of its start offset.
+of its start offset (the groups service's reset, on the queue's topic).
 
 Everything is asked of the broker when the page is built, each call bounded
 by the admin's timeout; a broker error is carried on the view as text (the
@@ -10,26 +10,19 @@ timeout, not three.
 
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaException
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.share_groups import (
-    PartitionProgress,
-    Position,
-    ResetResult,
-    ShareGroup,
-    ShareSettings,
-)
+from kmqadmin.kafka.offset_reset import ResetTarget
+from kmqadmin.kafka.share_groups import PartitionProgress, ShareGroup, ShareSettings
 from kmqadmin.kmq.share_counts_reader import CountsWindow
 
 from ..models import Queue
-from . import audit, clients
+from . import clients, groups
 from .conflict import Conflict
 
 # The counts table covers the last hour.
 COUNTS_MINUTES = 60
-BROKER_ERRORS = (KafkaSetupError, KafkaException, TimeoutError)
+BROKER_ERRORS = groups.BROKER_ERRORS
 
 
 class NotAShareQueue(Conflict):
@@ -68,20 +61,12 @@ def view(queue: Queue) -> ShareGroupView:
     return shown
 
 
-def reset(user: AbstractBaseUser, queue: Queue, to: Position) -> ResetResult:
-    """Moves the group's start offset on every partition; audited, whether
-    the broker moved it, refused it (GroupNotEmpty) or failed."""
+def reset(user: AbstractBaseUser, queue: Queue, target: ResetTarget) -> groups.Applied:
+    """Moves the group's start offset on the queue's partitions (all of
+    them, or the target's one); audited like every group reset."""
     _check_share(queue)
-    config = queue.config()
-    target = f"{queue.topic} share group {config.group_id}"
-    with audit.action(user, "reset share group start offset", target, before={"to": to}) as entry:
-        admin = clients.share_group_admin(config)
-        result = admin.reset_start_offset(config.group_id, queue.topic, to)
-        entry.after = {
-            "offsets": {str(p): o for p, o in result.offsets.items()},
-            "errors": {str(p): e for p, e in result.errors.items()},
-        }
-    return result
+    on_queue = ResetTarget(target.mode, target.value, queue.topic, target.partition)
+    return groups.reset(user, queue.cluster, "share", queue.group_id, on_queue)
 
 
 def _check_share(queue: Queue) -> None:

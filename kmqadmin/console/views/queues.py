@@ -7,13 +7,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from kmqadmin.kafka.share_groups import GroupNotEmpty
+from kmqadmin.kafka.groups import GroupNotEmpty
+from kmqadmin.kafka.offset_reset import BadReset
 
 from .. import charts
 from ..decorators import admin, operator, viewer
 from ..forms import ActionForm, ReplayForm
 from ..models import Queue
-from ..reset_form import ShareResetForm
+from ..reset_form import ResetForm
 from ..services import audit, clients, registered, share_groups
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict
@@ -45,7 +46,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
         "is_admin": role >= Role.ADMIN,
     }
     if queue.backend == "share":
-        context |= {"share": share_groups.view(queue), "share_reset": ShareResetForm()}
+        context |= {"share": share_groups.view(queue), "share_reset": ResetForm()}
     return render(request, "console/queue.html", context)
 
 
@@ -137,17 +138,19 @@ def reset_share_group(request: HttpRequest, topic: str) -> HttpResponse:
     """Moves an empty share group's start offset: 409 with why while
     consumers are connected (or the queue has no share group)."""
     queue = queue_or_404(request, topic)
-    form = ShareResetForm(request.POST)
+    form = ResetForm(request.POST)
     if not form.is_valid():
         return flash(request, form.errors.as_text(), ok=False, status=400)
     try:
-        result = share_groups.reset(request.user, queue, form.position())
+        result = share_groups.reset(request.user, queue, form.target())
     except (GroupNotEmpty, Conflict) as exc:
         return flash(request, str(exc), ok=False, status=409)
+    except BadReset as exc:
+        return flash(request, str(exc), ok=False, status=400)
     except share_groups.BROKER_ERRORS as exc:
         return flash(request, str(exc), ok=False, status=502)
-    moved = ", ".join(f"{p}→{o}" for p, o in sorted(result.offsets.items()))
-    refused = "; ".join(f"partition {p}: {e}" for p, e in sorted(result.errors.items()))
+    moved = ", ".join(f"{m.partition[1]}→{m.new}" for m in result.moves)
+    refused = "; ".join(f"partition {p}: {e}" for (_, p), e in sorted(result.errors.items()))
     return flash(
         request,
         f"start offsets: {moved}" + (f"; refused: {refused}" if refused else ""),

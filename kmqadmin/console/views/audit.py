@@ -7,6 +7,7 @@ from django.shortcuts import render
 from ..decorators import viewer
 from ..forms import AuditFilterForm
 from ..models import AuditEntry
+from ..services.audit_diff import changes
 
 PAGE = 50
 
@@ -28,5 +29,6 @@ def log(request: HttpRequest) -> HttpResponse:
     page = Paginator(entries, PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode()}
+    rows = [{"entry": e, "changes": changes(e.before, e.after)} for e in page]
+    context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
     return render(request, "console/audit.html", context)

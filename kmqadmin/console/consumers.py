@@ -23,6 +23,7 @@ from .models import Queue
 from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
+from .services.sparklines import sparklines
 from .services.roles import Role, role_of
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,9 @@ class DashboardConsumer(LiveConsumer):
         rows = []
         for queue in Queue.objects.select_related("cluster"):
             try:
-                rows.append({"queue": queue, "stats": queue_stats(queue)})
+                rows.append(
+                    {"queue": queue, "stats": queue_stats(queue), "lines": sparklines(queue)}
+                )
             except (KafkaException, ReadTimeout, KafkaSetupError) as exc:
                 rows.append({"queue": queue, "error": str(exc)})
         return render_to_string("console/_dashboard_rows.html", {"rows": rows})

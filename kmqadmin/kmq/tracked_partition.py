@@ -87,10 +87,13 @@ OnSkip = Callable[[TrackedPartition, int, markers.MarkerError], None]
 
 def apply_batch(
     states: Mapping[int, TrackedPartition], records: Iterable[Record], on_skip: OnSkip
-) -> None:
+) -> int:
     """The hot loop: start and end markers take a path with no decoding
-    objects; everything else, garbage included, goes through the codec."""
+    objects; everything else, garbage included, goes through the codec.
+    Returns the end markers read (acks), for the tracker's counts; only the
+    inlined path applies an end marker (the codec's is one it refuses)."""
     unpack_key, unpack_deadline = KEY.unpack, DEADLINE.unpack_from
+    acked = 0
     for record in records:
         if (error := record.error()) is not None:
             if error.code() != KafkaError._PARTITION_EOF:
@@ -117,8 +120,10 @@ def apply_batch(
                     state.open.end(queue_offset)
                     if state.rejected:
                         state.rejected.pop(queue_offset, None)
+                    acked += 1
                     continue
         try:
             state.apply(key, value, record.timestamp()[1], offset)
         except markers.MarkerError as exc:
             on_skip(state, offset, exc)
+    return acked

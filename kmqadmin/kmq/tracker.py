@@ -62,12 +62,14 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self._redeliverer: Redeliverer | None = None
         self._last_commit = 0.0
         self._redelivered = self._dead_lettered = self._skipped = self._undecodable = 0
+        self._acked = 0
         self._lag = 0
 
     def stats(self) -> TrackerStats:
         states = list(self._states.values())
         return TrackerStats(
             in_flight=sum(len(s.open) for s in states),
+            acked=self._acked,
             redelivered=self._redelivered,
             dead_lettered=self._dead_lettered,
             skipped=self._skipped,
@@ -88,7 +90,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
 
     def _turn(self, records: list[KafkaMessage]) -> None:
         """Applies the markers read, redelivers what is due, commits now and then."""
-        apply_batch(self._states, records, self._skip)
+        self._acked += apply_batch(self._states, records, self._skip)
         self._redeliver_due()
         self._revive_fenced()
         if time.monotonic() - self._last_commit >= self.commit_interval:

@@ -101,3 +101,15 @@ def test_records_of_partitions_not_owned_and_errors_are_passed_over() -> None:
         FakeRecord(P, 51, None, None, error_=eof),
     )
     assert (state.next_offset, len(state.open), skipped) == (10, 0, [])
+
+
+def test_the_batch_counts_the_end_markers_it_applied_and_not_the_garbage() -> None:
+    state = TrackedPartition(partition=P, next_offset=10)
+    records = [
+        marker(10, 100, markers.start(1_000)),
+        marker(11, 100, markers.END),
+        marker(12, 101, markers.END),  # an ack of a message not open is still an ack
+        marker(13, 102, markers.END + b"x"),  # not a marker: skipped, not counted
+        FakeRecord(P + 1, 14, markers.encode_key(P, 103), markers.END, 0),  # not this partition's
+    ]
+    assert apply_batch({P: state}, records, lambda *_: None) == 2

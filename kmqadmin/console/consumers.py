@@ -23,8 +23,8 @@ from .models import Queue
 from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
-from .services.sparklines import sparklines
 from .services.roles import Role, role_of
+from .services.sparklines import sparklines
 
 log = logging.getLogger(__name__)
 

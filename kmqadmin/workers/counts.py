@@ -16,7 +16,6 @@ from kmqadmin.console.models import Queue, QueueMinute
 from kmqadmin.kafka.service import Service
 from kmqadmin.kmq import RedeliveryTracker
 
-
 # (acked, redelivered, dead-lettered), as a tracker's stats count them.
 Counts = tuple[int, int, int]
 

@@ -2,7 +2,17 @@ from django.urls import path, re_path
 
 from kmqadmin.kmq import names
 
-from .views import audit, dashboard, dead_letters, health, queues, registry, schedules, tasks
+from .views import (
+    audit,
+    dashboard,
+    dead_letters,
+    health,
+    queues,
+    registry,
+    schedules,
+    search,
+    tasks,
+)
 
 app_name = "console"
 
@@ -14,6 +24,7 @@ urlpatterns = [
     path("", dashboard.index, name="index"),
     path("healthz", health.healthz, name="healthz"),
     path("audit/", audit.log, name="audit"),
+    path("search/", search.search, name="search"),
     path("tasks/<str:task_id>", tasks.progress, name="task"),
     path("registry/", registry.index, name="registry"),
     path("registry/<str:kind>/new", registry.register, name="register"),

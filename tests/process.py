@@ -13,7 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Variables the suite itself may set; a subprocess test states its own.
-_CONFIG_VARS = ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "REDIS_URL", "KMQ_DATA_DIR")
+_CONFIG_VARS = (
+    "KAFKA_BOOTSTRAP_SERVERS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "KMQ_DATA_DIR",
+    "LOG_LEVEL",
+)
 
 
 def env(**overrides: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class TrackerStats:
     in_flight: int
-    acked: int  # end markers read (re-read ones counted again after a restart)
+    acked: int  # end markers that closed an open delivery (again if re-read after a restart)
     redelivered: int
     dead_lettered: int
     skipped: int  # due but gone from the queue topic, and marker records that are not markers

@@ -90,8 +90,11 @@ def apply_batch(
 ) -> int:
     """The hot loop: start and end markers take a path with no decoding
     objects; everything else, garbage included, goes through the codec.
-    Returns the end markers read (acks), for the tracker's counts; only the
-    inlined path applies an end marker (the codec's is one it refuses)."""
+    Returns the acks read, for the tracker's counts: end markers that close
+    an open delivery, so not the tracker's own barriers (queue offset -1)
+    nor the end markers it writes for what it redelivered or dead-lettered
+    (pop_due closed those). Only the inlined path applies an end marker
+    (the codec's is one it refuses)."""
     unpack_key, unpack_deadline = KEY.unpack, DEADLINE.unpack_from
     acked = 0
     for record in records:
@@ -117,10 +120,10 @@ def apply_batch(
                         state.open.start(queue_offset, deadline, offset)
                         continue
                 if value == b"\x00":
-                    state.open.end(queue_offset)
+                    if state.open.end(queue_offset):
+                        acked += 1
                     if state.rejected:
                         state.rejected.pop(queue_offset, None)
-                    acked += 1
                     continue
         try:
             state.apply(key, value, record.timestamp()[1], offset)

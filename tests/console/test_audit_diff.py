@@ -8,7 +8,7 @@ from django.test import Client
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.console.services import messages
-from kmqadmin.console.services.audit_diff import ABSENT, Change, changes
+from kmqadmin.console.services.audit_diff import ABSENT, BLANK, Change, changes
 from tests.console.conftest import client_as
 from tests.users import user_with
 
@@ -40,6 +40,7 @@ def test_bare_values_and_nothing() -> None:
     assert changes({}, None) == []
     assert changes(3, "three") == [Change("value", "3", "three", changed=True)]
     assert changes({"ip": None}, None) == [Change("ip", "null", ABSENT, changed=True)]
+    assert changes({"servers": ""}, None) == [Change("servers", BLANK, ABSENT, changed=True)]
 
 
 @pytest.mark.django_db
@@ -66,6 +67,9 @@ def test_the_log_shows_real_entries_as_diffs_never_as_dict_reprs(registered: Que
     assert rows(page, "message_timeout_ms") == [("600000", "9000", True)]
     assert rows(page, "group_id") == [(f"{registered.topic}-workers", "g2", True)]
     assert (registered.topic, registered.topic, False) in rows(page, "topic")
+    assert ("local", "local", False) in rows(page, "cluster")  # by name on both sides
+    assert rows(page, "id") == []
+    assert (ABSENT, "(none)", True) in rows(page, "topics created")
 
 
 def rows(page: str, field: str) -> list[tuple[str, str, bool]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 # Shown for a side that has no such field: the action added or removed it.
 ABSENT = "—"
+BLANK = "(blank)"  # an empty text, which would look like nothing at all
 _MISSING = object()
 
 
@@ -54,7 +55,7 @@ def _shown(value: Any) -> str:
     if value is _MISSING:
         return ABSENT
     if isinstance(value, str):
-        return value
+        return value or BLANK
     if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
         return ", ".join(map(str, value)) if value else "(none)"
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -29,6 +29,16 @@ def log(request: HttpRequest) -> HttpResponse:
     page = Paginator(entries, PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    rows = [{"entry": e, "changes": changes(e.before, e.after)} for e in page]
+    rows = [_row(entry) for entry in page]
     context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
     return render(request, "console/audit.html", context)
+
+
+def _row(entry: AuditEntry) -> dict:
+    """The entry with its changes; the fields it left alone apart, folded."""
+    diff = changes(entry.before, entry.after)
+    return {
+        "entry": entry,
+        "changed": [c for c in diff if c.changed],
+        "same": [c for c in diff if not c.changed],
+    }

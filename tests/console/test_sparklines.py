@@ -6,10 +6,14 @@ import re
 import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from confluent_kafka import Producer
 
 from kmqadmin.console.models import Queue
 from kmqadmin.console.services.sparklines import HEIGHT, MINUTES, _points, sparklines
-from kmqadmin.kmq import QueueClient, RedeliveryTracker
+from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kmq import QueueClient, RedeliveryTracker, names
+from kmqadmin.kmq.share_counts import ShareCounts, minute_of
 from kmqadmin.workers.counts import CountPublisher
 from tests.console.test_live import connect, receive_until
 from tests.process import wait_for
@@ -69,3 +73,20 @@ def test_acks_redeliveries_and_dead_letters_counted_by_the_tracker_reach_the_liv
     assert len(dead[2].split()) == MINUTES
     assert f",{HEIGHT - 1:.1f}" in dead[2]  # the quiet minutes lie on the baseline
     assert "dead-lettered 1" in frame
+
+
+def test_a_share_queues_sparklines_come_from_its_clients_counts(registered: Queue) -> None:
+    """No tracker counts a share queue: its clients' counts topic does."""
+    Queue.objects.filter(pk=registered.pk).update(backend="share")
+    queue = Queue.objects.get(pk=registered.pk)
+    counts = names.counts_topic(queue.topic)
+    ensure_topics(queue.config().bootstrap_servers, {counts: 1})
+    now = now_ms()
+    producer = Producer({"bootstrap.servers": queue.config().bootstrap_servers})
+    minute = ShareCounts(minute_of(now), accepted=4, released=1, delayed=2, dead_lettered=1)
+    producer.produce(counts, minute.encode(), b"client", timestamp=now)
+    assert producer.flush(10) == 0
+    lines = {line.series: line for line in sparklines(queue)}
+    assert {s: (line.counts[-1], line.total) for s, line in lines.items()} == {
+        "acked": (4, 4), "redelivered": (3, 3), "dead_lettered": (1, 1)
+    }  # fmt: skip

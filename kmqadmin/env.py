@@ -59,7 +59,9 @@ def celery_transport(redis_url: str | None, data_dir: Path) -> tuple[str, dict[s
     folder = data_dir / "celery"
     for sub in ("processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
-    return "filesystem://", {
+    # The transport ignores the host; naming one spares each process kombu's
+    # "No hostname was supplied" warning.
+    return "filesystem://localhost//", {
         "data_folder_in": str(folder),
         "data_folder_out": str(folder),
         "processed_folder": str(folder / "processed"),

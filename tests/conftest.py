@@ -16,6 +16,7 @@ from kmqadmin.kafka.embedded import EmbeddedBroker
 # Fixtures more than one folder uses; a folder's conftest may override one
 # (the console and API tests serve a registered ``queue``).
 pytest_plugins = [
+    "tests.data_dir",
     "tests.fixtures.queues",
     "tests.fixtures.schedules",
     "tests.fixtures.registry",

@@ -13,7 +13,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Variables the suite itself may set; a subprocess test states its own.
-_CONFIG_VARS = ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "REDIS_URL", "KMQ_DATA_DIR")
+# KMQ_DATA_DIR is kept: the suite's (tests/data_dir.py) unless a test gives
+# one. The product's processes run the product's settings, not the suite's.
+_CONFIG_VARS = (
+    "KAFKA_BOOTSTRAP_SERVERS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "LOG_LEVEL",
+    "DJANGO_SETTINGS_MODULE",
+)
 
 
 def env(**overrides: str) -> dict[str, str]:

@@ -43,7 +43,7 @@ def test_unset_redis_needs_no_server(tmp_path: Path) -> None:
     layers = env.channel_layers("")
     assert layers["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
     url, options = env.celery_transport("", tmp_path)
-    assert url == "filesystem://"
+    assert url == "filesystem://localhost//"
     assert Path(options["data_folder_in"]).is_dir()
 
 

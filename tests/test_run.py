@@ -2,10 +2,18 @@
 
 import http.cookiejar
 import re
+import sys
+import threading
 import urllib.parse
 import urllib.request
 
+import pytest
+from django.core.management.base import CommandError
+
 from bench.common import read_topic
+from kmqadmin.console.cli.children import Children
+from kmqadmin.console.cli.processes import commands
+from kmqadmin.console.cli.run import settle
 from kmqadmin.kafka.embedded import free_port, port_in_use
 from tests.process import Run, wait_for
 
@@ -26,8 +34,15 @@ def test_run_serves_the_console_with_demo_queues_then_stops_everything(tmp_path)
         kinds = lambda: {r.value()[:1] for r in read_topic(bootstrap, "orders__markers", 3)}  # noqa: E731
         wait_for(lambda: {b"\x00", b"\x01"} <= kinds(), 60, "start and end markers")
     finally:
+        seen = list(run.lines)
         code = run.stop()
     assert code == 0, "".join(run.lines)
+    # Quiet children: no banners, access log or INFO; the URL and login come
+    # once the web, a worker and the demo traffic are up.
+    output = "".join(seen)
+    for chatter in (" INFO ", "GET /", "celery@", "No hostname"):
+        assert chatter not in output, output
+    assert output.count("demo queues") == 1, output  # the run's own, not the traffic's
     assert not port_in_use("127.0.0.1", web_port)
     assert not port_in_use("127.0.0.1", kafka_port)
 
@@ -41,3 +56,39 @@ def log_in(url: str, user: str, password: str) -> str:
     form = {"username": user, "password": password, "csrfmiddlewaretoken": token, "next": "/"}
     response = opener.open(url + "accounts/login/", urllib.parse.urlencode(form).encode())
     return response.read().decode()
+
+
+def test_children_log_at_warning_unless_asked() -> None:
+    quiet, loud = commands("h", 1, demo=True, level="WARNING"), commands("h", 1, True, "INFO")
+    assert quiet["web"][3:5] == ["-v", "0"] and "-v" not in loud["web"]  # daphne's access log
+    assert quiet["worker"][-3:] == ["worker", "--loglevel", "WARNING"]
+    assert "--quiet" in quiet["beat"] and "--quiet" not in loud["beat"]  # Celery's banners
+    assert quiet["demo"][3:5] == ["--verbosity", "0"] and "--verbosity" not in loud["demo"]
+
+
+def test_settling_waits_for_each_check_in_turn_with_a_deadline() -> None:
+    stop, asked = threading.Event(), []
+    answers = iter([False, False, True])
+
+    def web() -> bool:
+        asked.append("web")
+        return next(answers)
+
+    def worker() -> bool:
+        asked.append("worker")
+        return True
+
+    with Children() as children:
+        assert settle({"web": web, "worker": worker}, children, stop, timeout=10)
+        assert asked == ["web", "web", "web", "worker"]
+        with pytest.raises(CommandError, match="never did not answer within 1 s"):
+            settle({"never": lambda: False}, children, stop, timeout=1)
+        stop.set()
+        assert not settle({"never": lambda: False}, children, stop, timeout=10)
+
+
+def test_settling_stops_when_a_child_exits() -> None:
+    with Children() as children:
+        children.spawn("web", [sys.executable, "-c", "raise SystemExit(3)"])
+        with pytest.raises(CommandError, match="web exited with code 3 while starting"):
+            settle({"the web": lambda: False}, children, threading.Event(), timeout=30)

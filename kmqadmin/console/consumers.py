@@ -27,6 +27,7 @@ from .services import registered
 from .services.in_flight_pages import in_flight_page
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
+from .services.sparklines import sparklines
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def dashboard_rows() -> str:
     rows = []
     for queue in Queue.objects.select_related("cluster"):
         try:
-            rows.append({"queue": queue, "stats": queue_stats(queue)})
+            rows.append({"queue": queue, "stats": queue_stats(queue), "lines": sparklines(queue)})
         except (KafkaException, ReadTimeout, KafkaSetupError) as exc:
             rows.append({"queue": queue, "error": str(exc)})
     return render_to_string("console/_dashboard_rows.html", {"rows": rows})

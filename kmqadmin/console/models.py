@@ -387,12 +387,13 @@ class Job(models.Model):
 
 
 class QueueMinute(models.Model):
-    """Redeliveries and dead letters of a queue in one minute, as its trackers
-    counted them: the workers add their counts every few seconds, so the
-    dashboard shows rates without reading any topic."""
+    """Acks, redeliveries and dead letters of a queue in one minute, as its
+    trackers counted them: the workers add their counts every few seconds,
+    so the dashboard shows rates and sparklines without reading any topic."""
 
     queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="minutes")
     minute = models.DateTimeField()
+    acked = models.PositiveIntegerField(default=0)
     redelivered = models.PositiveIntegerField(default=0)
     dead_lettered = models.PositiveIntegerField(default=0)
 

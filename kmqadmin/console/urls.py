@@ -14,6 +14,7 @@ from .views import (
     queues,
     registry,
     schedules,
+    search,
     tasks,
 )
 
@@ -30,6 +31,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("metrics", metrics.scrape, name="metrics"),
     path("audit/", audit.log, name="audit"),
+    path("search/", search.search, name="search"),
     path("tasks/<str:task_id>", tasks.progress, name="task"),
     path("registry/", registry.index, name="registry"),
     path("registry/<str:kind>/new", registry.register, name="register"),

@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from .config import consumer_config
+from .topics import topic_partitions
 
 # Offsets closer than this are read in one pass instead of seeking to each.
 SEEK_GAP = 256
@@ -73,6 +74,19 @@ class OffsetReader:
                 self._read_run(TopicPartition(self.topic, partition, first), last, wanted, found)
         finally:
             self._consumer.unassign()  # no idle fetching between reads
+        return found
+
+    def newest(self, limit: int) -> list[KafkaMessage]:
+        """At most ``limit`` of the topic's newest records, the window split
+        evenly over its partitions: what a search may look through without
+        ever scanning a whole topic."""
+        partitions = topic_partitions(self._consumer, self.topic, self.timeout)
+        per = -(-limit // len(partitions))
+        found: list[KafkaMessage] = []
+        for partition in partitions:
+            tp = TopicPartition(self.topic, partition)
+            low, high = self._consumer.get_watermark_offsets(tp, self.timeout)
+            found.extend(self.read(partition, range(max(low, high - per), high)).values())
         return found
 
     def close(self) -> None:

@@ -6,11 +6,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class TrackerStats:
     in_flight: int
+    acked: int  # end markers that closed an open delivery (again if re-read after a restart)
     redelivered: int
     dead_lettered: int
-    # End markers that closed an open delivery, as this tracker read them; a
-    # partition rebuilt or taken over is read again, and its acks counted again.
-    acked: int
     skipped: int  # due but gone from the queue topic, and marker records that are not markers
     undecodable: int  # dead-lettered because their headers do not decode
     markers_lag: int

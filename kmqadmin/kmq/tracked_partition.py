@@ -90,8 +90,11 @@ def apply_batch(
 ) -> int:
     """The hot loop: start and end markers take a path with no decoding
     objects; everything else, garbage included, goes through the codec.
-    Returns how many end markers closed an open delivery: the acks (a
-    redelivery's own end marker finds its delivery closed already)."""
+    Returns the acks read, for the tracker's counts: end markers that close
+    an open delivery, so not the tracker's own barriers (queue offset -1)
+    nor the end markers it writes for what it redelivered or dead-lettered
+    (pop_due closed those). Only the inlined path applies an end marker
+    (the codec's is one it refuses)."""
     unpack_key, unpack_deadline = KEY.unpack, DEADLINE.unpack_from
     acked = 0
     for record in records:

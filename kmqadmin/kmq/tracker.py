@@ -69,9 +69,9 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         states = list(self._states.values())
         return TrackerStats(
             in_flight=sum(len(s.open) for s in states),
+            acked=self._acked,
             redelivered=self._redelivered,
             dead_lettered=self._dead_lettered,
-            acked=self._acked,
             skipped=self._skipped,
             undecodable=self._undecodable,
             markers_lag=self._lag,

@@ -103,14 +103,17 @@ def test_records_of_partitions_not_owned_and_errors_are_passed_over() -> None:
     assert (state.next_offset, len(state.open), skipped) == (10, 0, [])
 
 
-def test_apply_batch_counts_the_end_markers_that_close_a_delivery_as_acks() -> None:
+def test_the_batch_counts_the_end_markers_that_close_an_open_delivery() -> None:
     state = TrackedPartition(partition=P, next_offset=10)
     records = [
-        marker(10, 100, markers.start(30_000)),
-        marker(11, 101, markers.start(30_000)),
+        marker(10, 100, markers.start(1_000)),
+        marker(11, 101, markers.start(1_000)),
         marker(12, 100, markers.END),
-        marker(13, 100, markers.END),  # again: a redelivery's own end marker, say
-        marker(14, 999, markers.END),  # never started here
+        marker(13, 100, markers.END),  # again: nothing left to close
+        marker(14, -1, markers.END),  # the tracker's barrier
+        marker(15, 102, markers.END),  # a redelivered copy the tracker closed itself
+        marker(16, 101, markers.END + b"x"),  # not a marker: skipped, not counted
+        FakeRecord(P + 1, 17, markers.encode_key(P, 101), markers.END, 0),  # not this partition's
+        marker(18, 101, markers.END),
     ]
-    assert apply_batch({P: state}, records, lambda *_: None) == 1
-    assert len(state.open) == 1
+    assert apply_batch({P: state}, records, lambda *_: None) == 2

@@ -30,7 +30,8 @@ def add_arguments(parser: ArgumentParser) -> None:
 
 def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     queues = register()
-    command.stdout.write("demo queues: " + ", ".join(q.topic for q in queues))
+    if options["verbosity"]:
+        command.stdout.write("demo queues: " + ", ".join(q.topic for q in queues))
     if options["traffic"]:
         run_traffic([q.config() for q in queues], options["rate"])
 

@@ -2,27 +2,36 @@
 
 Starts the embedded broker when KAFKA_BOOTSTRAP_SERVERS is unset, migrates,
 registers the demo queues, then runs web, worker, beat and demo traffic as
-child processes until Ctrl-C, or until one of them dies.
+child processes until Ctrl-C, or until one of them dies. The children log at
+WARNING unless LOG_LEVEL asks for more, and the URL and login are printed
+last, once the web answers, so they are the line a person sees.
 """
 
 import contextlib
+import logging
 import os
 import secrets
 import threading
 import time
 import urllib.request
 from argparse import ArgumentParser
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
+from confluent_kafka import Consumer, TopicPartition
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from kmqadmin.console.models import Queue
+from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import cluster_metadata
+from kmqadmin.kafka.topics import cluster_metadata, topic_partitions
 
 from .children import Children
+from .demo import DEMO_QUEUES
 from .processes import commands
 from .stopping import stop_event
 
@@ -33,9 +42,18 @@ def add_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("--no-demo", action="store_true", help="no demo queues or traffic")
 
 
+# The children's log level when LOG_LEVEL is unset: their start-up chatter
+# would bury the banner.
+QUIET = "WARNING"
+# Pages that answer only once the web process has its database and templates.
+SETTLED = ("healthz", "accounts/login/")
+
+
 def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     stop = stop_event()
     host, port, demo = options["host"], options["port"], not options["no_demo"]
+    level = os.environ.setdefault("LOG_LEVEL", QUIET).upper()  # the children inherit it
+    logging.getLogger().setLevel(level)
     with contextlib.ExitStack() as stack:
         if settings.KAFKA_EMBEDDED:
             broker = stack.enter_context(
@@ -56,10 +74,12 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         # DJANGO_SECURE_COOKIES=1 (README, Production).
         os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
         children = stack.enter_context(Children())
-        for name, argv in commands(host, port, demo).items():
+        for name, argv in commands(host, port, demo, level).items():
             children.spawn(name, argv)
         url = f"http://{host}:{port}/"
-        wait_until_serving(url + "healthz", children, stop)
+        checks = readiness(url, stack.enter_context(_demo_markers()) if demo else None)
+        if not settle(checks, children, stop):
+            return
         command.stdout.write(
             command.style.SUCCESS(f"kmqadmin is up: {url}  (log in as {username} / {password})")
         )
@@ -83,16 +103,66 @@ def ensure_login() -> tuple[str, str]:
     return username, path.read_text()
 
 
-def wait_until_serving(
-    url: str, children: Children, stop: threading.Event, timeout: float = 90.0
-) -> None:
+def readiness(url: str, demo_markers: Callable[[], bool] | None) -> dict[str, Callable[[], bool]]:
+    """What settled means, in the order it comes: the web answers its pages,
+    a worker answers a ping (its trackers started with it), and the demo
+    traffic is writing markers (its clients past their start-up)."""
+    checks = {f"the web process at {url}{page}": partial(_answers, url + page) for page in SETTLED}
+    checks["a Celery worker"] = _worker_answers
+    if demo_markers is not None:
+        checks["the demo traffic"] = demo_markers
+    return checks
+
+
+def settle(
+    checks: dict[str, Callable[[], bool]],
+    children: Children,
+    stop: threading.Event,
+    timeout: float = 90.0,
+) -> bool:
+    """Polls each check in turn until it holds: True once all do, False if
+    asked to stop meanwhile; CommandError naming what never came, or the
+    child that exited, at the deadline."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not stop.is_set():
-        if (gone := children.exited()) is not None:
-            raise CommandError(f"{gone[0]} exited with code {gone[1]} while starting")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
-            if response.status == 200:
-                return
-        time.sleep(0.3)
-    if not stop.is_set():
-        raise CommandError(f"the web process did not answer {url} within {timeout:.0f} s")
+    for what, ready in checks.items():
+        while not ready():
+            if (gone := children.exited()) is not None:
+                raise CommandError(f"{gone[0]} exited with code {gone[1]} while starting")
+            if time.monotonic() > deadline:
+                raise CommandError(f"{what} did not answer within {timeout:.0f} s")
+            if stop.wait(0.3):
+                return False
+    return True
+
+
+def _answers(url: str) -> bool:
+    with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
+        return response.status == 200
+    return False
+
+
+def _worker_answers() -> bool:
+    from kmqadmin.celery import app  # the run process needs Celery only here
+
+    return bool(app.control.ping(timeout=0.5))
+
+
+@contextlib.contextmanager
+def _demo_markers() -> Iterator[Callable[[], bool]]:
+    """Whether the first demo queue's markers topic holds records yet."""
+    config = Queue.objects.get(cluster__name="local", topic=next(iter(DEMO_QUEUES))).config()
+    group = f"{config.group_id}__run"
+    consumer = Consumer(consumer_config(config.bootstrap_servers, group, config.kafka_config))
+
+    def written() -> bool:
+        topic = config.markers_topic
+        ends = (
+            consumer.get_watermark_offsets(TopicPartition(topic, p), 2)[1]
+            for p in topic_partitions(consumer, topic)
+        )
+        return any(end > 0 for end in ends)
+
+    try:
+        yield written
+    finally:
+        consumer.close()

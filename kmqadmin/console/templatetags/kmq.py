@@ -8,6 +8,7 @@ from django import template
 
 from kmqadmin.kafka.clock import now_ms
 
+from .. import durations
 from ..services.registered import cluster_query
 
 register = template.Library()
@@ -19,24 +20,32 @@ _PRINTABLE = frozenset(string.printable)
 
 @register.filter
 def ms_datetime(ms: int | None) -> datetime | None:
-    return None if not ms else datetime.fromtimestamp(ms / 1000, UTC)
+    """None for no time, and for one no datetime holds (a deadline in the
+    year 300000): the page shows the humanised distance instead."""
+    if not ms:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 @register.filter
 def countdown(deadline_ms: int) -> str:
     """'due' once passed (0 is a retry or reject asked for), else 'in 12 s'."""
-    left = (deadline_ms - now_ms()) // 1000 if deadline_ms else -1
-    if left < 0:
-        return "due"
-    return f"in {left} s" if left < 120 else f"in {left // 60} min"
+    left = deadline_ms - now_ms() if deadline_ms else -1
+    return "due" if left < 0 else durations.relative(left)
 
 
 @register.filter
 def age(ms: int | None) -> str:
-    if ms is None:
-        return "—"
-    seconds = ms // 1000
-    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
+    return "—" if ms is None else durations.duration(ms)
+
+
+@register.filter
+def duration(ms: int | None) -> str:
+    """A configured length in milliseconds (a timeout, a backoff)."""
+    return "none" if ms is None else durations.duration(ms)
 
 
 @register.filter

@@ -7,6 +7,7 @@ from django.shortcuts import render
 from ..decorators import viewer
 from ..forms import AuditFilterForm
 from ..models import AuditEntry
+from ..services.audit_diff import changes
 
 PAGE = 50
 
@@ -28,5 +29,16 @@ def log(request: HttpRequest) -> HttpResponse:
     page = Paginator(entries, PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode()}
+    rows = [_row(entry) for entry in page]
+    context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
     return render(request, "console/audit.html", context)
+
+
+def _row(entry: AuditEntry) -> dict:
+    """The entry with its changes; the fields it left alone apart, folded."""
+    diff = changes(entry.before, entry.after)
+    return {
+        "entry": entry,
+        "changed": [c for c in diff if c.changed],
+        "same": [c for c in diff if not c.changed],
+    }

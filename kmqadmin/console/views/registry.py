@@ -1,8 +1,8 @@
 """Clusters, queues and schedules topics: registered by admins, stored in SQL."""
 
 from django.contrib import messages
+from django.db.models import Model
 from django.forms import ModelForm
-from django.forms.models import model_to_dict
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -37,7 +37,7 @@ def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResp
         return redirect("console:registry")
     model = form_class._meta.model
     instance = get_object_or_404(model, pk=pk) if pk is not None else None
-    before = _fields(model_to_dict(instance)) if instance else None
+    before = _fields(_current(instance, form_class)) if instance else None
     form = form_class(request.POST or None, instance=instance)
     form.user = request.user  # whose a refused backend switch is (QueueForm)
     if request.method == "POST" and form.is_valid():
@@ -53,6 +53,15 @@ def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResp
     status = 400 if request.method == "POST" else 200
     context = {"form": form, "kind": kind, "instance": instance}
     return render(request, "console/register.html", context, status=status)
+
+
+def _current(instance: Model, form_class: type[ModelForm]) -> dict:
+    """What the form edits, as the instance holds it: the same fields and
+    shapes as the cleaned data the entry's after is (a cluster by its name,
+    not its key), so the audit log's diff shows only what changed."""
+    return {
+        name: getattr(instance, name) for name in form_class.base_fields if hasattr(instance, name)
+    }
 
 
 def _fields(data: dict) -> dict:

@@ -20,12 +20,23 @@ from tests.process import Run, wait_for
 
 def test_run_serves_the_console_with_demo_queues_then_stops_everything(tmp_path) -> None:
     web_port, kafka_port = free_port(), free_port()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     run = Run(
-        "--port", str(web_port), KMQ_DATA_DIR=str(tmp_path), KMQ_EMBEDDED_KAFKA_PORT=str(kafka_port)
+        "--port",
+        str(web_port),
+        KMQ_DATA_DIR=str(tmp_path),
+        KMQ_EMBEDDED_KAFKA_PORT=str(kafka_port),
+        KMQ_WORKER_METRICS_PORT="0",
+        TMPDIR=str(scratch),
     )
     try:
         url, user, password = run.up()
         page = log_in(url, user, password)
+        # The web and the worker count into metrics directories of their own.
+        web_files = lambda: list(scratch.glob("kmq-metrics-web-*/*.db"))  # noqa: E731
+        wait_for(web_files, 30, "the web's multiprocess metrics files")
+        assert len(list(scratch.glob("kmq-metrics-worker-*"))) == 1
         assert "<h1>Queues</h1>" in page
         assert 'href="/queues/orders/?cluster=' in page
         assert 'href="/queues/emails/?cluster=' in page
@@ -45,6 +56,7 @@ def test_run_serves_the_console_with_demo_queues_then_stops_everything(tmp_path)
     assert output.count("demo queues") == 1, output  # the run's own, not the traffic's
     assert not port_in_use("127.0.0.1", web_port)
     assert not port_in_use("127.0.0.1", kafka_port)
+    assert not list(scratch.glob("kmq-metrics-*")), "metrics directories left behind"
 
 
 def log_in(url: str, user: str, password: str) -> str:

@@ -13,8 +13,10 @@ class Children:
     def __init__(self) -> None:
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
-    def spawn(self, name: str, argv: list[str]) -> None:
-        self._procs[name] = subprocess.Popen(argv, cwd=settings.BASE_DIR, stdin=subprocess.DEVNULL)
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self._procs[name] = subprocess.Popen(
+            argv, cwd=settings.BASE_DIR, stdin=subprocess.DEVNULL, env=env
+        )
 
     def exited(self) -> tuple[str, int] | None:
         """The first child that has exited, with its exit code."""

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import secrets
+import tempfile
 import threading
 import time
 import urllib.request
@@ -29,6 +30,7 @@ from kmqadmin.console.models import Queue
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.topics import cluster_metadata, topic_partitions
+from kmqadmin.metrics.exposition import MULTIPROC_DIR
 
 from .children import Children
 from .demo import DEMO_QUEUES
@@ -42,6 +44,8 @@ def add_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("--no-demo", action="store_true", help="no demo queues or traffic")
 
 
+# The services whose metrics add up over their processes.
+METERED = ("web", "worker")
 # The children's log level when LOG_LEVEL is unset: their start-up chatter
 # would bury the banner.
 QUIET = "WARNING"
@@ -73,9 +77,11 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         # browser reaching it by a name other than localhost). Behind TLS, set
         # DJANGO_SECURE_COOKIES=1 (README, Production).
         os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
+        # Entered before the children, so removed only once they have stopped.
+        environments = {name: _metered(name, stack) for name in METERED}
         children = stack.enter_context(Children())
         for name, argv in commands(host, port, demo, level).items():
-            children.spawn(name, argv)
+            children.spawn(name, argv, environments.get(name))
         url = f"http://{host}:{port}/"
         checks = readiness(url, stack.enter_context(_demo_markers()) if demo else None)
         if not settle(checks, children, stop):
@@ -86,6 +92,15 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         gone = children.wait(stop)
         if gone is not None:
             raise CommandError(f"{gone[0]} exited with code {gone[1]}; stopped everything")
+
+
+def _metered(name: str, stack: contextlib.ExitStack) -> dict[str, str]:
+    """The environment of a service with an empty metrics directory of its
+    own, removed when the run ends: the prefork worker's jobs run in its
+    pool's children, which add up there (README, Metrics); shared, each
+    service would serve the other's metrics too."""
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"kmq-metrics-{name}-"))
+    return {**os.environ, MULTIPROC_DIR: folder}
 
 
 def ensure_login() -> tuple[str, str]:

@@ -2,6 +2,7 @@
 fails to render says so in place and the push loop goes on."""
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -56,7 +57,14 @@ class FailsOnce(LiveConsumer):
     interval_s = 0.05
     renders = 0
 
-    def render(self) -> str:
+    def feed_key(self) -> str:
+        return "fails-once"
+
+    def renderer(self) -> Callable[[], str]:
+        return self.render
+
+    @staticmethod
+    def render() -> str:
         FailsOnce.renders += 1
         if FailsOnce.renders == 1:
             raise ValueError("a record this view cannot show")

@@ -85,6 +85,7 @@ def main() -> None:
 
 
 def run(bootstrap: str, args: argparse.Namespace) -> dict:
+    load_at_start = round(os.getloadavg()[0], 2)  # other work on the machine skews every figure
     queue = register(bootstrap)
     started = time.monotonic()
     fill_queue(queue, args)
@@ -94,6 +95,7 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
     pages = page_times(client, queue, args.requests)
     viewers = viewer_cpu(queue, args)
     return {
+        "load_average_at_start": load_at_start,
         "settings": vars(args),
         "fill_s": filled_s,
         "baseline_watermarks": watermark_times(bootstrap, queue.topic, args.requests),

@@ -213,10 +213,11 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "kmqadmin API",
     "DESCRIPTION": "Per-message ack, redelivery, DLQ and schedules over Apache Kafka.",
     "VERSION": "0.1.0",
-    # Payloads sent are text or base64; payloads shown may also be hex (a
-    # record whose headers do not decode): two choice sets, two names.
+    # Payloads sent are text, JSON or base64; payloads shown are text or
+    # base64, or hex (a record whose headers do not decode): two choice
+    # sets, two names.
     "ENUM_NAME_OVERRIDES": {
-        "PayloadEncodingEnum": ["utf-8", "base64"],
+        "PayloadEncodingEnum": ["utf-8", "json", "base64"],
         "ShownEncodingEnum": ["utf-8", "base64", "hex"],
     },
 }

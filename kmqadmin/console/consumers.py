@@ -20,11 +20,13 @@ from django.template.loader import render_to_string
 
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
+from kmqadmin.kafka.payload_masking import MaskRules
 
 from . import live_feed
 from .models import Queue
 from .services import registered
 from .services.in_flight_pages import in_flight_page
+from .services.masking import masking_for_role
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
 
@@ -118,15 +120,18 @@ class InFlightConsumer(LiveConsumer):
             self.queue = registered.lookup(Queue, topic, cluster)
         except (Http404, registered.Ambiguous):
             return False
+        self.masking = masking_for_role(self.role, self.queue)
         # A share queue's deliveries are the broker's: no markers, no table.
         return self.queue.backend != "share"
 
     def feed_key(self) -> str:
-        # An operator's table has action buttons a viewer's has not.
-        return f"in-flight.{self.queue.pk}.{self.role >= Role.OPERATOR:d}"
+        # An operator's table has action buttons a viewer's has not, and a
+        # masked audience must never share a clear audience's fragment.
+        can_act, masked = self.role >= Role.OPERATOR, self.masking is not None
+        return f"in-flight.{self.queue.pk}.{can_act:d}.{masked:d}"
 
     def renderer(self) -> Callable[[], str]:
-        return partial(in_flight_table, self.queue, self.role >= Role.OPERATOR)
+        return partial(in_flight_table, self.queue, self.role >= Role.OPERATOR, self.masking)
 
 
 def dashboard_rows() -> str:
@@ -139,10 +144,10 @@ def dashboard_rows() -> str:
     return render_to_string("console/_dashboard_rows.html", {"rows": rows})
 
 
-def in_flight_table(queue: Queue, can_act: bool) -> str:
+def in_flight_table(queue: Queue, can_act: bool, masking: MaskRules | None = None) -> str:
     context = {
         "queue": queue,
-        "page": in_flight_page(queue, ROWS),
+        "page": in_flight_page(queue, ROWS, masking=masking),
         "stats": queue_stats(queue),
         "can_act": can_act,
     }

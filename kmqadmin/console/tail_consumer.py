@@ -23,11 +23,13 @@ from confluent_kafka import KafkaException
 from django.template.loader import render_to_string
 
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.record_filter import FilterError, RecordFilter
 from kmqadmin.kafka.tail import Tail, TailBatch
 
 from .consumers import NOT_ALLOWED, NOT_FOUND
 from .models import Cluster
+from .services.masking import topic_masking
 from .services.roles import Role, role_of
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,9 @@ def _count(change: int) -> None:
 class TailConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.tail: Tail | None = None
-        if await database_sync_to_async(role_of)(self.scope["user"]) < Role.VIEWER:
+        self.masking: MaskRules | None = None
+        self.role = await database_sync_to_async(role_of)(self.scope["user"])
+        if self.role < Role.VIEWER:
             await self.close(code=NOT_ALLOWED)
             return
         if _tails_open >= MAX_TAILS:
@@ -95,14 +99,16 @@ class TailConsumer(AsyncWebsocketConsumer):
         return RecordFilter.build(**given, json_path=query.get("json_path", [""])[-1])
 
     def _open_tail(self, match: RecordFilter) -> Tail:
+        """On a topic its queue masks for this person, the rows are masked
+        and the filter sees the masked records (as the browser's page)."""
         route = self.scope["url_route"]["kwargs"]
         cluster = Cluster.objects.get(name=route["cluster"])
-        return Tail(
-            cluster.bootstrap,
-            cluster.kafka_config(),
-            route["topic"],
-            None if match.empty else match,
-        )
+        self.masking = topic_masking(self.role, cluster, route["topic"])
+        if match.empty:
+            matching = None
+        else:
+            matching = match if self.masking is None else self.masking.matching(match)
+        return Tail(cluster.bootstrap, cluster.kafka_config(), route["topic"], matching)
 
     async def _follow(self) -> None:
         """Polls until the socket goes; Kafka away is said on the page, and
@@ -125,6 +131,8 @@ class TailConsumer(AsyncWebsocketConsumer):
                 await self._send(batch, "")
 
     async def _send(self, batch: TailBatch, status: str) -> None:
+        if self.masking is not None:
+            batch = TailBatch([self.masking.browsed(r) for r in batch.records], batch.skipped)
         route = self.scope["url_route"]["kwargs"]
         context = {"batch": batch, "status": status, "cluster": route["cluster"]}
         await self.send(text_data=render_to_string("console/_tail_rows.html", context))

@@ -24,7 +24,7 @@ from typing import Any
 import jsonpath
 from confluent_kafka import Message as KafkaMessage
 
-from .browse import BrowsedRecord
+from .browse import BrowsedRecord, Match
 from .record import Headers, UndecodableRecord
 from .record import headers as read_headers
 
@@ -141,6 +141,11 @@ class MaskRules:
             headers=kept,
             timestamp=found.timestamp(),
         )
+
+    def matching(self, match: Match) -> Match:
+        """``match`` applied to the masked record: a filter a masked audience
+        types must not tell it what the mask hides."""
+        return lambda found: match(self.record(found))
 
     def browsed(self, found: BrowsedRecord) -> BrowsedRecord:
         headers = None if found.headers is None else self.header_values(found.headers)

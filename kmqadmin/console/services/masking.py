@@ -1,0 +1,44 @@
+"""Who sees a queue's records masked, and which topics its rules cover.
+
+Viewers always see masked data when the queue has rules; operators when the
+queue says "mask for operators too"; admins see clear text. Every surface
+that shows records (pages, fragments, live feeds, the API) asks
+``masking_for`` and hands the rules (or None: clear) to the service that
+reads the records, so one place decides for all of them.
+"""
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+
+from kmqadmin.kafka.payload_masking import MaskRules
+
+from ..models import Cluster, Queue
+from .roles import Role, role_of
+
+# Why an edit of a masked record is refused rather than pre-filled.
+NO_MASKED_EDITS = (
+    "this queue masks its records for your role: an edit of masked data would write the mask "
+    "(***) over the real values"
+)
+
+
+def masking_for_role(role: Role, queue: Queue) -> MaskRules | None:
+    rules = queue.masking()
+    if rules.empty or role >= Role.ADMIN:
+        return None
+    if role >= Role.OPERATOR and not queue.mask_operators:
+        return None
+    return rules
+
+
+def masking_for(user: AbstractBaseUser | AnonymousUser, queue: Queue) -> MaskRules | None:
+    """The rules this person's view of the queue applies; None: clear text."""
+    return masking_for_role(role_of(user), queue)
+
+
+def topic_masking(role: Role, cluster: Cluster, topic: str) -> MaskRules | None:
+    """For the browser: the rules of the queue whose topic or DLQ ``topic`` is."""
+    for queue in cluster.queues.all():
+        if topic in (queue.topic, queue.dlq_topic):
+            return masking_for_role(role, queue)
+    return None

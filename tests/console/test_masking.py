@@ -6,6 +6,7 @@ an admin does; an operator only while the queue leaves operators clear."""
 
 import asyncio
 import base64
+import html
 import json
 import re
 
@@ -16,7 +17,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from kmqadmin.console.models import AuditEntry, Queue
+from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from tests.console.test_live import connect, receive_until
 from tests.kafka_helpers import read_all
@@ -269,3 +270,42 @@ def test_a_payload_not_utf8_is_hidden_whole_from_a_viewer(registered: Queue) -> 
     for rendering in ("hex", "text"):
         assert leaked(viewer.get(url, {"as": rendering}).content.decode()) == []
     assert CARD in undumped(client_as("admin").get(url, {"as": "hex"}).content.decode())
+
+
+def test_payloads_decoded_by_schema_are_masked_after_decoding(
+    registered: Queue, queue: QueueConfig, tracker, framing, schema_registry
+) -> None:
+    """A real registry: a JSON Schema payload whose field a rule names, read
+    through every page that decodes by schema and every browser rendering."""
+    Cluster.objects.filter(pk=registered.cluster_id).update(schema_registry_url=schema_registry.url)
+    api_as("admin").patch(
+        f"/api/queues/{queue.topic}/", {"mask_json_paths": "$.name"}, format="json"
+    )
+    producer = QueueProducer(queue)
+    producer.send(framing.json(queue.topic, {"name": CARD, "qty": 3}), b"k", partition=0)
+    producer.flush()
+    with QueueClient(queue) as worker:
+        [message] = poll_until(worker, 1)
+        worker.reject(message, "schema")
+    wait_for(lambda: read_all(queue, queue.dlq_topic), 20, "the letter")
+    [letter] = read_all(queue, queue.dlq_topic)
+    where = [
+        (queue.topic, 0, message.offset),
+        (queue.dlq_topic, letter.partition(), letter.offset()),
+    ]
+    pages = [
+        f"/queues/{queue.topic}/messages/{message.id}",
+        f"/queues/{queue.topic}/dlq/?partition={letter.partition()}",
+    ] + [
+        f"/clusters/local/topics/{t}/{p}/{o}?as={rendering}"
+        for t, p, o in where
+        for rendering in ("schema", "json", "text", "hex")
+    ]
+    viewer, admin = client_as("viewer"), client_as("admin")
+    for url in pages:
+        shown = viewer.get(url).content.decode()
+        assert leaked(shown) == [], url
+    decoded = [admin.get(url).content.decode() for url in pages[:2]]
+    assert all('data-schema="decoded"' in page and CARD in page for page in decoded)
+    decoded_for_viewer = html.unescape(viewer.get(pages[0]).content.decode())
+    assert '"qty": 3' in decoded_for_viewer and '"name": "***"' in decoded_for_viewer

@@ -38,7 +38,20 @@ def test_patterns_run_after_json_paths_and_over_text_that_is_not_json():
         "card": "***",
         "note": "call ***",
     }
-    assert both.value(f"plain {SECRET}".encode()) == b"plain ***-***"
+    assert rules(patterns=[r"\d{4}-\d{4}"]).value(f"plain {SECRET}".encode()) == b"plain ***-***"
+
+
+def test_with_json_paths_a_payload_not_json_is_hidden_whole():
+    """Protobuf can read as UTF-8 text: a field named by a JSONPath would show."""
+    protobuf_like = b"\x00\x00\x00\x00\x07\x00\x0a\x10" + SECRET.encode()
+    for payload in (f"plain {SECRET}".encode(), protobuf_like):
+        assert rules(json_paths=["$.card"]).value(payload) == HIDDEN
+
+
+def test_json_framed_for_a_schema_registry_is_masked_after_its_frame():
+    frame = b"\x00\x00\x00\x00\x2a"
+    masked = rules(json_paths=["$.card"]).value(frame + json.dumps({"card": SECRET}).encode())
+    assert masked == frame + b'{"card": "***"}'
 
 
 def test_a_payload_not_utf8_is_hidden_whole():

@@ -32,6 +32,7 @@ MASK = "***"
 HIDDEN = b"*** hidden: not UTF-8 text, and this queue masks its records"
 MAX_PATTERN_CHARS = 200
 MAX_TEXT_CHARS = 65_536
+MAGIC, FRAME_BYTES = b"\x00", 5
 # A group holding a quantifier, itself quantified: (a+)+, (\w*)*, (x{2,})+ ...
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[*+}]\)\s*[*+{]")
 
@@ -70,16 +71,23 @@ class MaskRules:
 
     def value(self, data: bytes | None) -> bytes | None:
         """JSONPath matches of a JSON payload become "***", then the
-        patterns run over the text. A tombstone stays one."""
+        patterns run over the text. A tombstone stays one. With JSONPath
+        rules, a payload that is not JSON (nor JSON framed for a schema
+        registry) is hidden whole: what they name cannot be found in it,
+        and a binary encoding (Avro, Protobuf) may still read as text."""
         if data is None or self.empty:
             return data
+        frame, body = _frame(data) if self.json_paths else (b"", data)
         try:
-            text = data.decode()
+            text = body.decode()
         except UnicodeDecodeError:
             return HIDDEN
         if self.json_paths:
-            text = self._json_text(text)
-        return self.text(text).encode()
+            try:
+                text = json.dumps(self.document(json.loads(text)), ensure_ascii=False)
+            except (ValueError, RecursionError):
+                return HIDDEN
+        return frame + self.text(text).encode()
 
     def key(self, data: bytes | None) -> bytes | None:
         """The patterns over the key's text."""
@@ -153,17 +161,18 @@ class MaskRules:
             found, key=self.key(found.key), value=self.value(found.value), headers=headers
         )
 
-    def _json_text(self, text: str) -> str:
-        try:
-            document = json.loads(text)
-        except (ValueError, RecursionError):
-            return text  # not JSON: the patterns alone apply
-        return json.dumps(self.document(document), ensure_ascii=False)
-
     def _header_value(self, name: str, data: bytes | None) -> bytes | None:
         if name.casefold() in self.headers:
             return MASK.encode()
         return self.key(data)
+
+
+def _frame(data: bytes) -> tuple[bytes, bytes]:
+    """A schema registry's frame (magic byte 0, a 4-byte schema id) and the
+    body after it; a JSON Schema payload is JSON text after its frame."""
+    if data[:1] == MAGIC and len(data) > FRAME_BYTES:
+        return data[:FRAME_BYTES], data[FRAME_BYTES:]
+    return b"", data
 
 
 def _json_path(text: str) -> jsonpath.JSONPath | jsonpath.CompoundJSONPath:

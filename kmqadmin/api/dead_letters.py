@@ -15,7 +15,11 @@ from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, num
 from kmqadmin.console.services.jobs import redrive_letters, start
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
-from kmqadmin.console.services.masking import NO_MASKED_EDITS, masking_for
+from kmqadmin.console.services.masking import (
+    NO_MASKED_EDITS,
+    masked_letter_filter,
+    masking_for,
+)
 from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.kmq.draft import TooLarge
@@ -42,6 +46,7 @@ class LetterList(QueueAPIView):
     def get(self, request: Request, topic: str) -> Response:
         """A page of one DLQ partition, oldest first, read from a seek and capped."""
         queue = self.queue(topic)
+        masking = masking_for(request.user, queue)
         dead_letters = clients.dead_letters(queue.config())
         params = request.query_params
         partition = _int(params, "partition", 0, MAX_PARTITION)
@@ -52,11 +57,11 @@ class LetterList(QueueAPIView):
             partition,
             page_limit(request),
             start=_int(params, "from", None, MAX_OFFSET),
-            match=letter_filter(params),
+            match=masked_letter_filter(letter_filter(params), masking),
         )
         body = {
             "partitions": partitions,
-            "results": letters.page_fields(page.letters, masking_for(request.user, queue)),
+            "results": letters.page_fields(page.letters, masking),
             "next": page.next_offset,
         }
         return Response(s.LetterPageSerializer(body).data)

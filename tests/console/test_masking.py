@@ -233,13 +233,28 @@ def test_a_masked_audience_cannot_edit_what_it_sees_masked(
     assert "Redrive with edits" not in browsed
 
 
-def test_a_filter_cannot_find_what_the_mask_hides(queue: QueueConfig, registered: Queue) -> None:
+def test_a_filter_cannot_find_what_the_mask_hides(
+    queue: QueueConfig, registered: Queue, tracker
+) -> None:
     write(queue, 1)
+    with QueueClient(queue) as worker:
+        [message] = poll_until(worker, 1)
+        worker.reject(message, "bad")
+    wait_for(lambda: read_all(queue, queue.dlq_topic), 20, "the letter")
+    [letter] = read_all(queue, queue.dlq_topic)
     set_rules(mask_operators=False)
     browse = f"/clusters/local/topics/{queue.topic}/browse"
     query = {"partition": 0, "start": "oldest", "contains": CARD}
     assert 'data-offset="0/0"' not in client_as("viewer").get(browse, query).content.decode()
     assert 'data-offset="0/0"' in client_as("admin").get(browse, query).content.decode()
+    dlq = {"partition": letter.partition(), "contains": CARD}
+    found = [
+        len(api_as(role).get(f"/api/queues/{queue.topic}/dlq/", dlq).json()["results"])
+        for role in ("viewer", "admin")
+    ]
+    assert found == [0, 1]
+    page = client_as("viewer").get(f"/queues/{queue.topic}/dlq/", dlq).content.decode()
+    assert message.id not in page
 
 
 def test_rules_are_checked_and_their_changes_audited(registered: Queue) -> None:

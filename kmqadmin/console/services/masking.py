@@ -7,10 +7,14 @@ that shows records (pages, fragments, live feeds, the API) asks
 reads the records, so one place decides for all of them.
 """
 
+from dataclasses import dataclass, field, fields
+
+from confluent_kafka import Message as KafkaMessage
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 
 from kmqadmin.kafka.payload_masking import MaskRules
+from kmqadmin.kmq import LetterFilter
 
 from ..models import Cluster, Queue
 from .roles import Role, role_of
@@ -42,3 +46,20 @@ def topic_masking(role: Role, cluster: Cluster, topic: str) -> MaskRules | None:
         if topic in (queue.topic, queue.dlq_topic):
             return masking_for_role(role, queue)
     return None
+
+
+@dataclass(frozen=True)
+class _MaskedLetterFilter(LetterFilter):
+    masking: MaskRules = field(default_factory=MaskRules)
+
+    def __call__(self, record: KafkaMessage) -> bool:
+        return super().__call__(self.masking.record(record))
+
+
+def masked_letter_filter(match: LetterFilter, masking: MaskRules | None) -> LetterFilter:
+    """The DLQ filter as a masked audience may use it: on the masked letters,
+    so that a filter cannot tell it what the mask hides."""
+    if masking is None:
+        return match
+    given = {f.name: getattr(match, f.name) for f in fields(match)}
+    return _MaskedLetterFilter(**given, masking=masking)

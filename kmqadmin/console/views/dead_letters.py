@@ -15,7 +15,7 @@ from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.jobs import redrive_letters, start
 from ..services.letters import page_fields
 from ..services.letters import redrive as redrive_letter
-from ..services.masking import masking_for
+from ..services.masking import masked_letter_filter, masking_for
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
@@ -30,6 +30,7 @@ PAGE = 25
 @viewer
 def browse(request: HttpRequest, topic: str) -> HttpResponse:
     queue = queue_or_404(request, topic)
+    masking = masking_for(request.user, queue)
     letters = clients.dead_letters(queue.config())
     form = LetterFilterForm(request.GET)
     partitions = letters.partitions()
@@ -37,16 +38,15 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
     if form.is_valid():
         partition = form.cleaned_data["partition"] or 0
         if partition in partitions:
-            page = letters.page(
-                partition, PAGE, start=form.cleaned_data["start"], match=form.letter_filter()
-            )
+            match = masked_letter_filter(form.letter_filter(), masking)
+            page = letters.page(partition, PAGE, start=form.cleaned_data["start"], match=match)
         else:
             form.add_error("partition", f"one of {partitions}")
     context = {
         "queue": queue,
         "form": form,
         "partitions": partitions,
-        "letters": _shown(queue, page.letters, masking_for(request.user, queue)) if page else [],
+        "letters": _shown(queue, page.letters, masking) if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
         "can_act": role_of(request.user) >= Role.OPERATOR,

@@ -18,7 +18,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, names
 from tests.console.test_live import connect, receive_until
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
@@ -324,3 +325,15 @@ def test_payloads_decoded_by_schema_are_masked_after_decoding(
     assert all('data-schema="decoded"' in page and CARD in page for page in decoded)
     decoded_for_viewer = html.unescape(viewer.get(pages[0]).content.decode())
     assert '"qty": 3' in decoded_for_viewer and '"name": "***"' in decoded_for_viewer
+
+
+def test_the_backoff_schedules_topic_holding_copies_is_masked_too(registered: Queue) -> None:
+    set_rules(mask_operators=False)
+    topic = names.schedules_topic(registered.topic)
+    ensure_topics(registered.cluster.bootstrap, {topic: 1})
+    producer = Producer({"bootstrap.servers": registered.cluster.bootstrap})
+    producer.produce(topic, json.dumps({"card": CARD}).encode(), b"s-1", partition=0)
+    assert producer.flush(10) == 0
+    url = f"/clusters/local/topics/{topic}/0/0"
+    assert leaked(client_as("viewer").get(url, {"as": "text"}).content.decode()) == []
+    assert CARD in client_as("admin").get(url, {"as": "text"}).content.decode()

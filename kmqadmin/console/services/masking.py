@@ -14,7 +14,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 
 from kmqadmin.kafka.payload_masking import MaskRules
-from kmqadmin.kmq import LetterFilter
+from kmqadmin.kmq import LetterFilter, names
 
 from ..models import Cluster, Queue
 from .roles import Role, role_of
@@ -41,9 +41,10 @@ def masking_for(user: AbstractBaseUser | AnonymousUser, queue: Queue) -> MaskRul
 
 
 def topic_masking(role: Role, cluster: Cluster, topic: str) -> MaskRules | None:
-    """For the browser: the rules of the queue whose topic or DLQ ``topic`` is."""
+    """For the browser: the rules of the queue whose records ``topic`` holds:
+    the queue topic, its DLQ, or its backoff schedules (delayed copies)."""
     for queue in cluster.queues.all():
-        if topic in (queue.topic, queue.dlq_topic):
+        if topic in (queue.topic, queue.dlq_topic, names.schedules_topic(queue.topic)):
             return masking_for_role(role, queue)
     return None
 

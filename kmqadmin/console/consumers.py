@@ -20,13 +20,12 @@ from django.template.loader import render_to_string
 
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
-from kmqadmin.kafka.payload_masking import MaskRules
 
 from . import live_feed
 from .models import Queue
 from .services import registered
 from .services.in_flight_pages import in_flight_page
-from .services.masking import masking_for_role
+from .services.masking import MASKING_FIELDS, masking_for_role
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
 
@@ -120,18 +119,17 @@ class InFlightConsumer(LiveConsumer):
             self.queue = registered.lookup(Queue, topic, cluster)
         except (Http404, registered.Ambiguous):
             return False
-        self.masking = masking_for_role(self.role, self.queue)
         # A share queue's deliveries are the broker's: no markers, no table.
         return self.queue.backend != "share"
 
     def feed_key(self) -> str:
-        # An operator's table has action buttons a viewer's has not, and a
-        # masked audience must never share a clear audience's fragment.
-        can_act, masked = self.role >= Role.OPERATOR, self.masking is not None
-        return f"in-flight.{self.queue.pk}.{can_act:d}.{masked:d}"
+        # One feed per role: an operator's table has action buttons a
+        # viewer's has not, and what each role sees masked differs, so a
+        # masked audience never shares a clear audience's fragment.
+        return f"in-flight.{self.queue.pk}.{self.role.name.lower()}"
 
     def renderer(self) -> Callable[[], str]:
-        return partial(in_flight_table, self.queue, self.role >= Role.OPERATOR, self.masking)
+        return partial(in_flight_table, self.queue, self.role)
 
 
 def dashboard_rows() -> str:
@@ -144,11 +142,14 @@ def dashboard_rows() -> str:
     return render_to_string("console/_dashboard_rows.html", {"rows": rows})
 
 
-def in_flight_table(queue: Queue, can_act: bool, masking: MaskRules | None = None) -> str:
+def in_flight_table(queue: Queue, role: Role) -> str:
+    """The masking rules are read again each tick: rules an admin adds
+    while the page is open mask its next push, not its next visit."""
+    queue.refresh_from_db(fields=MASKING_FIELDS)
     context = {
         "queue": queue,
-        "page": in_flight_page(queue, ROWS, masking=masking),
+        "page": in_flight_page(queue, ROWS, masking=masking_for_role(role, queue)),
         "stats": queue_stats(queue),
-        "can_act": can_act,
+        "can_act": role >= Role.OPERATOR,
     }
     return render_to_string("console/_in_flight.html", context)

@@ -12,6 +12,7 @@ import re
 
 import pytest
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from confluent_kafka import Producer
 from django.contrib.auth.models import User
 from django.test import Client
@@ -337,3 +338,28 @@ def test_the_backoff_schedules_topic_holding_copies_is_masked_too(registered: Qu
     url = f"/clusters/local/topics/{topic}/0/0"
     assert leaked(client_as("viewer").get(url, {"as": "text"}).content.decode()) == []
     assert CARD in client_as("admin").get(url, {"as": "text"}).content.decode()
+
+
+def test_rules_added_while_a_viewer_watches_mask_the_next_push(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    viewer = user_with("viewer")
+    write(queue, 1)
+
+    async def scenario() -> None:
+        socket = connect(f"/ws/queues/{queue.topic}/in-flight/", viewer)
+        assert (await socket.connect())[0]
+        try:
+            with QueueClient(queue) as worker:
+                [message] = await asyncio.to_thread(poll_until, worker, 1)
+                clear = await receive_until(socket, f'data-message="{message.id}"', 20)
+                assert PIN in clear  # no rules yet
+                await database_sync_to_async(set_rules)(False)
+                masked = await receive_until(socket, "k0-***", 20)
+                assert leaked(masked) == []
+                await asyncio.to_thread(worker.ack, message)
+                await asyncio.to_thread(worker.flush)
+        finally:
+            await socket.disconnect()
+
+    async_to_sync(scenario)()

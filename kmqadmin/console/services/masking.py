@@ -19,6 +19,7 @@ from kmqadmin.kmq import LetterFilter, names
 from ..models import Cluster, Queue
 from .roles import Role, role_of
 
+MASKING_FIELDS = ["mask_json_paths", "mask_headers", "mask_patterns", "mask_operators"]
 # Why an edit of a masked record is refused rather than pre-filled.
 NO_MASKED_EDITS = (
     "this queue masks its records for your role: an edit of masked data would write the mask "

@@ -15,11 +15,13 @@ with the socket.
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from confluent_kafka import KafkaException
+from confluent_kafka import Message as KafkaMessage
 from django.template.loader import render_to_string
 
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
@@ -103,12 +105,24 @@ class TailConsumer(AsyncWebsocketConsumer):
         and the filter sees the masked records (as the browser's page)."""
         route = self.scope["url_route"]["kwargs"]
         cluster = Cluster.objects.get(name=route["cluster"])
-        self.masking = topic_masking(self.role, cluster, route["topic"])
-        if match.empty:
-            matching = None
-        else:
-            matching = match if self.masking is None else self.masking.matching(match)
-        return Tail(cluster.bootstrap, cluster.kafka_config(), route["topic"], matching)
+        self.masking = self._masking()
+        return Tail(
+            cluster.bootstrap,
+            cluster.kafka_config(),
+            route["topic"],
+            None if match.empty else partial(self._matches, match),
+        )
+
+    def _masking(self) -> MaskRules | None:
+        """Read again before each push: rules added while the tail is open
+        mask its next rows."""
+        route = self.scope["url_route"]["kwargs"]
+        cluster = Cluster.objects.get(name=route["cluster"])
+        return topic_masking(self.role, cluster, route["topic"])
+
+    def _matches(self, match: RecordFilter, record: KafkaMessage) -> bool:
+        masking = self.masking
+        return match(record if masking is None else masking.record(record))
 
     async def _follow(self) -> None:
         """Polls until the socket goes; Kafka away is said on the page, and
@@ -118,6 +132,8 @@ class TailConsumer(AsyncWebsocketConsumer):
         while True:
             try:
                 batch = await loop.run_in_executor(_pollers, tail.poll, POLL_S)
+                if batch.records or batch.skipped:
+                    self.masking = await database_sync_to_async(self._masking)()
             except (KafkaException, KafkaSetupError) as exc:
                 log.warning("live tail: %s", exc)
                 await self._send(TailBatch([], 0), f"Kafka: {exc}")

@@ -363,3 +363,22 @@ def test_rules_added_while_a_viewer_watches_mask_the_next_push(
             await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_rules_added_while_a_tail_is_open_mask_its_next_rows(registered: Queue) -> None:
+    viewer, config = user_with("viewer"), registered.config()
+
+    async def scenario() -> None:
+        socket = connect(f"/ws/clusters/local/topics/{registered.topic}/tail/", viewer)
+        assert (await socket.connect())[0]
+        try:
+            await receive_until(socket, "tailing from", 20)
+            await asyncio.to_thread(write, config, 1)
+            assert CARD in await receive_until(socket, "data-offset=", 20)
+            await database_sync_to_async(set_rules)(False)
+            await asyncio.to_thread(write, config, 1)
+            assert leaked(await receive_until(socket, "data-offset=", 20)) == []
+        finally:
+            await socket.disconnect()
+
+    async_to_sync(scenario)()

@@ -233,6 +233,10 @@ def test_a_masked_audience_cannot_edit_what_it_sees_masked(
     assert operator.get(f"/queues/{topic}/produce").status_code == 200  # a new message: fine
     browsed = operator.get(f"/clusters/local/topics/{queue.dlq_topic}/{where}").content.decode()
     assert "Redrive with edits" not in browsed
+    dlq = operator.get(f"/queues/{topic}/dlq/", {"partition": letter.partition()}).content
+    assert b"redrive with edits" not in dlq and b"redrive</button>" in dlq
+    message_page = operator.get(f"/queues/{topic}/messages/{message.id}").content
+    assert b"Reproduce with edits" not in message_page and b"data-masked" in message_page
 
 
 def test_a_filter_cannot_find_what_the_mask_hides(

@@ -50,6 +50,7 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
         "can_act": role_of(request.user) >= Role.OPERATOR,
+        "masked": masking is not None,  # no edits of masked letters
     }
     return render(request, "console/dead_letters.html", context)
 

@@ -386,3 +386,16 @@ def test_rules_added_while_a_tail_is_open_mask_its_next_rows(registered: Queue) 
             await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_rules_that_do_not_compile_hide_everything_from_a_masked_audience(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    """Saved around the checks (by hand in SQL): no page fails, none leaks."""
+    write(queue, 1)
+    Queue.objects.filter(pk=registered.pk).update(mask_patterns="(unclosed")
+    url = f"/clusters/local/topics/{queue.topic}/0/0"
+    for rendering in ("json", "text", "hex"):
+        answer = client_as("viewer").get(url, {"as": rendering})
+        assert answer.status_code == 200 and leaked(answer.content.decode()) == []
+    assert CARD in client_as("admin").get(url, {"as": "text"}).content.decode()

@@ -13,12 +13,14 @@ from confluent_kafka import Message as KafkaMessage
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 
-from kmqadmin.kafka.payload_masking import MaskRules
+from kmqadmin.kafka.payload_masking import MaskRuleError, MaskRules
 from kmqadmin.kmq import LetterFilter, names
 
 from ..models import Cluster, Queue
 from .roles import Role, role_of
 
+# What a masked audience sees of a queue whose rules do not compile: nothing.
+HIDE_ALL = MaskRules.build(json_paths=["$"], patterns=[r"[\s\S]+"])
 MASKING_FIELDS = ["mask_json_paths", "mask_headers", "mask_patterns", "mask_operators"]
 # Why an edit of a masked record is refused rather than pre-filled.
 NO_MASKED_EDITS = (
@@ -28,8 +30,13 @@ NO_MASKED_EDITS = (
 
 
 def masking_for_role(role: Role, queue: Queue) -> MaskRules | None:
-    rules = queue.masking()
-    if rules.empty or role >= Role.ADMIN:
+    if role >= Role.ADMIN:
+        return None
+    try:
+        rules = queue.masking()
+    except MaskRuleError:  # saved around the form's and the API's checks: fail closed
+        rules = HIDE_ALL
+    if rules.empty:
         return None
     if role >= Role.OPERATOR and not queue.mask_operators:
         return None

@@ -3,9 +3,10 @@
 from collections.abc import Mapping
 from dataclasses import replace
 
+from confluent_kafka import Message as KafkaMessage
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -14,6 +15,12 @@ from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, num
 from kmqadmin.console.services.jobs import redrive_letters, start
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
+from kmqadmin.console.services.masking import (
+    NO_MASKED_EDITS,
+    masked_letter_filter,
+    masking_for,
+)
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.kmq.draft import TooLarge
 
@@ -38,7 +45,9 @@ class LetterList(QueueAPIView):
     @extend_schema(parameters=FILTERS, responses=s.LetterPageSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """A page of one DLQ partition, oldest first, read from a seek and capped."""
-        dead_letters = clients.dead_letters(self.queue(topic).config())
+        queue = self.queue(topic)
+        masking = masking_for(request.user, queue)
+        dead_letters = clients.dead_letters(queue.config())
         params = request.query_params
         partition = _int(params, "partition", 0, MAX_PARTITION)
         partitions = dead_letters.partitions()
@@ -48,11 +57,11 @@ class LetterList(QueueAPIView):
             partition,
             page_limit(request),
             start=_int(params, "from", None, MAX_OFFSET),
-            match=letter_filter(params),
+            match=masked_letter_filter(letter_filter(params), masking),
         )
         body = {
             "partitions": partitions,
-            "results": letters.page_fields(page.letters),
+            "results": letters.page_fields(page.letters, masking),
             "next": page.next_offset,
         }
         return Response(s.LetterPageSerializer(body).data)
@@ -90,20 +99,27 @@ class Redrive(QueueAPIView):
         body, edited: its fields replace the letter's (a redrive with edits,
         audited with what changed). Answers the letter as it was."""
         queue = self.queue(topic)
+        masking = masking_for(request.user, queue)
         body = s.RedriveEditsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         edits = body.validated_data["edits"]
         p, o = int(partition), int(offset)
         if not edits:
             found = letters.redrive(request.user, queue, p, o)
-            return Response(s.LetterSerializer(letters.letter_fields(found)).data)
+            return Response(_letter(found, masking))
+        if masking is not None:
+            raise PermissionDenied(NO_MASKED_EDITS)
         found = letters.letter(queue, p, o)
         try:
             edited = replace(letters.editable(found), **edits)
             letters.redrive_edited(request.user, queue, found, edited)
         except TooLarge as exc:
             raise PayloadTooLarge({"value": str(exc)}) from None
-        return Response(s.LetterSerializer(letters.letter_fields(found)).data)
+        return Response(_letter(found, None))
+
+
+def _letter(found: KafkaMessage, masking: MaskRules | None) -> dict:
+    return s.LetterSerializer(letters.letter_fields(letters.shown_letter(found, masking))).data
 
 
 def _int(params: Mapping[str, str], name: str, default: int | None, most: int) -> int | None:

@@ -16,6 +16,7 @@ from kmqadmin.console.models import Queue
 from kmqadmin.console.services import audit, cursors, messages, registered
 from kmqadmin.console.services.backend_switch import check_switch
 from kmqadmin.console.services.in_flight_pages import in_flight_page
+from kmqadmin.console.services.masking import masking_for
 from kmqadmin.console.services.queue_stats import queue_stats
 from kmqadmin.console.services.roles import Role
 from kmqadmin.kmq.draft import TooLarge
@@ -124,7 +125,8 @@ class InFlightList(QueueAPIView):
     def get(self, request: Request, topic: str) -> Response:
         """A page of deliveries in flight, in (partition, offset) order."""
         after, limit = page_after(request, cursors.in_flight_after), page_limit(request)
-        page = in_flight_page(self.queue(topic), limit, after)
+        queue = self.queue(topic)
+        page = in_flight_page(queue, limit, after, masking_for(request.user, queue))
         last = page.rows[-1] if page.rows else None
         cursor = (
             cursors.in_flight_cursor(last["partition"], last["offset"])

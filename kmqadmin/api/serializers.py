@@ -53,6 +53,10 @@ class QueueSerializer(serializers.ModelSerializer):
             "backoff_initial_ms",
             "backoff_multiplier",
             "backoff_max_ms",
+            "mask_json_paths",
+            "mask_headers",
+            "mask_patterns",
+            "mask_operators",
         ]
 
     def get_markers_topic(self, queue: Queue) -> str | None:

@@ -25,6 +25,7 @@ from . import live_feed
 from .models import Queue
 from .services import registered
 from .services.in_flight_pages import in_flight_page
+from .services.masking import MASKING_FIELDS, masking_for_role
 from .services.queue_stats import queue_stats
 from .services.roles import Role, role_of
 from .services.sparklines import sparklines
@@ -123,11 +124,13 @@ class InFlightConsumer(LiveConsumer):
         return self.queue.backend != "share"
 
     def feed_key(self) -> str:
-        # An operator's table has action buttons a viewer's has not.
-        return f"in-flight.{self.queue.pk}.{self.role >= Role.OPERATOR:d}"
+        # One feed per role: an operator's table has action buttons a
+        # viewer's has not, and what each role sees masked differs, so a
+        # masked audience never shares a clear audience's fragment.
+        return f"in-flight.{self.queue.pk}.{self.role.name.lower()}"
 
     def renderer(self) -> Callable[[], str]:
-        return partial(in_flight_table, self.queue, self.role >= Role.OPERATOR)
+        return partial(in_flight_table, self.queue, self.role)
 
 
 def dashboard_rows() -> str:
@@ -140,11 +143,14 @@ def dashboard_rows() -> str:
     return render_to_string("console/_dashboard_rows.html", {"rows": rows})
 
 
-def in_flight_table(queue: Queue, can_act: bool) -> str:
+def in_flight_table(queue: Queue, role: Role) -> str:
+    """The masking rules are read again each tick: rules an admin adds
+    while the page is open mask its next push, not its next visit."""
+    queue.refresh_from_db(fields=MASKING_FIELDS)
     context = {
         "queue": queue,
-        "page": in_flight_page(queue, ROWS),
+        "page": in_flight_page(queue, ROWS, masking=masking_for_role(role, queue)),
         "stats": queue_stats(queue),
-        "can_act": can_act,
+        "can_act": role >= Role.OPERATOR,
     }
     return render_to_string("console/_in_flight.html", context)

@@ -67,6 +67,10 @@ class QueueForm(forms.ModelForm):
             "backoff_initial_ms",
             "backoff_multiplier",
             "backoff_max_ms",
+            "mask_json_paths",
+            "mask_headers",
+            "mask_patterns",
+            "mask_operators",
         ]
 
     def __init__(self, *args: object, **kwargs: object) -> None:

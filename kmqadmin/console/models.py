@@ -1,5 +1,7 @@
 """Configuration the console keeps in SQL; queue *state* lives only in Kafka."""
 
+import functools
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
@@ -8,6 +10,7 @@ from django.db import models
 from kmqadmin.kafka.access import verify_access
 from kmqadmin.kafka.errors import KafkaSetupError
 from kmqadmin.kafka.masking import Masked
+from kmqadmin.kafka.payload_masking import MAX_PATTERN_CHARS, MaskRuleError, MaskRules
 from kmqadmin.kafka.schema_decoding import RegistrySettings
 from kmqadmin.kafka.security import (
     MECHANISMS,
@@ -184,6 +187,24 @@ class Queue(models.Model):
     backoff_max_ms = models.PositiveIntegerField(
         default=3_600_000, validators=[MinValueValidator(1)]
     )
+    mask_json_paths = models.TextField(
+        blank=True,
+        help_text="Masking: JSONPath expressions, one a line; what each selects in a JSON "
+        "payload shows as *** (e.g. $..card_number).",
+    )
+    mask_headers = models.TextField(
+        blank=True, help_text="Masking: header names, one a line; their values show as ***."
+    )
+    mask_patterns = models.TextField(
+        blank=True,
+        help_text="Masking: regular expressions, one a line, run over payload, key and header "
+        f"text; what they match shows as ***. At most {MAX_PATTERN_CHARS} characters each.",
+    )
+    mask_operators = models.BooleanField(
+        default=False,
+        help_text="Mask for operators too (viewers always see masked data when rules exist; "
+        "admins see clear text).",
+    )
 
     class Meta:
         ordering = ["cluster__name", "topic"]
@@ -208,11 +229,20 @@ class Queue(models.Model):
             return None
         return Backoff(self.backoff_initial_ms, self.backoff_multiplier, self.backoff_max_ms)
 
+    def masking(self) -> MaskRules:
+        """The masking rules, compiled once per distinct set of rules."""
+        return _mask_rules(self.mask_json_paths, self.mask_headers, self.mask_patterns)
+
     def clean(self) -> None:
         """The queue core's own rules (QueueConfig, Backoff): a queue saved
         here is one the dashboard and the workers can run. A share queue has
         no markers topic, so an override of its name is refused, not kept
-        unused: the person setting it thinks it does something."""
+        unused: the person setting it thinks it does something. A masking
+        rule that does not compile is refused under its field, naming it."""
+        try:
+            self.masking()
+        except MaskRuleError as exc:
+            raise ValidationError({f"mask_{exc.part}": str(exc)}) from None
         if self.backend == "share" and self.markers_topic_override:
             raise ValidationError(
                 {"markers_topic_override": "a share queue has no markers topic: leave it blank"}
@@ -384,6 +414,15 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return self.task_id
+
+
+@functools.lru_cache(maxsize=256)
+def _mask_rules(json_paths: str, headers: str, patterns: str) -> MaskRules:
+    return MaskRules.build(_lines(json_paths), _lines(headers), _lines(patterns))
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
 class QueueMinute(models.Model):

@@ -15,19 +15,23 @@ with the socket.
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from confluent_kafka import KafkaException
+from confluent_kafka import Message as KafkaMessage
 from django.template.loader import render_to_string
 
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.record_filter import FilterError, RecordFilter
 from kmqadmin.kafka.tail import Tail, TailBatch
 
 from .consumers import NOT_ALLOWED, NOT_FOUND
 from .models import Cluster
+from .services.masking import topic_masking
 from .services.roles import Role, role_of
 
 log = logging.getLogger(__name__)
@@ -49,7 +53,9 @@ def _count(change: int) -> None:
 class TailConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.tail: Tail | None = None
-        if await database_sync_to_async(role_of)(self.scope["user"]) < Role.VIEWER:
+        self.masking: MaskRules | None = None
+        self.role = await database_sync_to_async(role_of)(self.scope["user"])
+        if self.role < Role.VIEWER:
             await self.close(code=NOT_ALLOWED)
             return
         if _tails_open >= MAX_TAILS:
@@ -95,14 +101,28 @@ class TailConsumer(AsyncWebsocketConsumer):
         return RecordFilter.build(**given, json_path=query.get("json_path", [""])[-1])
 
     def _open_tail(self, match: RecordFilter) -> Tail:
+        """On a topic its queue masks for this person, the rows are masked
+        and the filter sees the masked records (as the browser's page)."""
         route = self.scope["url_route"]["kwargs"]
         cluster = Cluster.objects.get(name=route["cluster"])
+        self.masking = self._masking()
         return Tail(
             cluster.bootstrap,
             cluster.kafka_config(),
             route["topic"],
-            None if match.empty else match,
+            None if match.empty else partial(self._matches, match),
         )
+
+    def _masking(self) -> MaskRules | None:
+        """Read again before each push: rules added while the tail is open
+        mask its next rows."""
+        route = self.scope["url_route"]["kwargs"]
+        cluster = Cluster.objects.get(name=route["cluster"])
+        return topic_masking(self.role, cluster, route["topic"])
+
+    def _matches(self, match: RecordFilter, record: KafkaMessage) -> bool:
+        masking = self.masking
+        return match(record if masking is None else masking.record(record))
 
     async def _follow(self) -> None:
         """Polls until the socket goes; Kafka away is said on the page, and
@@ -112,6 +132,8 @@ class TailConsumer(AsyncWebsocketConsumer):
         while True:
             try:
                 batch = await loop.run_in_executor(_pollers, tail.poll, POLL_S)
+                if batch.records or batch.skipped:
+                    self.masking = await database_sync_to_async(self._masking)()
             except (KafkaException, KafkaSetupError) as exc:
                 log.warning("live tail: %s", exc)
                 await self._send(TailBatch([], 0), f"Kafka: {exc}")
@@ -125,6 +147,8 @@ class TailConsumer(AsyncWebsocketConsumer):
                 await self._send(batch, "")
 
     async def _send(self, batch: TailBatch, status: str) -> None:
+        if self.masking is not None:
+            batch = TailBatch([self.masking.browsed(r) for r in batch.records], batch.skipped)
         route = self.scope["url_route"]["kwargs"]
         context = {"batch": batch, "status": status, "cluster": route["cluster"]}
         await self.send(text_data=render_to_string("console/_tail_rows.html", context))

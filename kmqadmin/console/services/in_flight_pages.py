@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.payload_masking import HIDDEN, MaskRules
 from kmqadmin.kafka.record import UndecodableRecord, hexed
 from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import InFlight, QueueConfig
@@ -29,10 +30,16 @@ _described_lock = threading.Lock()
 DESCRIBED_MAX = 20_000
 
 
-def in_flight_page(queue: Queue, limit: int, after: tuple[int, int] | None = None) -> InFlightPage:
+def in_flight_page(
+    queue: Queue,
+    limit: int,
+    after: tuple[int, int] | None = None,
+    masking: MaskRules | None = None,
+) -> InFlightPage:
     """Up to ``limit`` deliveries after the cursor, with the few fields read
     from their records: those not seen before, in one read per partition.
-    A share queue has none to show (NotForShareQueues says why)."""
+    A share queue has none to show (NotForShareQueues says why). The fields
+    are kept clear; ``masking`` masks the page's copy of them."""
     refuse_share(queue, NO_DEADLINES)
     config = queue.config()
     view = clients.in_flight(config)
@@ -51,10 +58,21 @@ def in_flight_page(queue: Queue, limit: int, after: tuple[int, int] | None = Non
         fields = known[(d.partition, d.offset)]
         if fields is None:
             fields = _remember(config, d, records.get((d.partition, d.offset)))
+        shown = fields if masking is None else _masked(fields, masking)
         rows.append(
-            {**fields, "partition": d.partition, "offset": d.offset, "deadline_ms": d.deadline_ms}
+            {**shown, "partition": d.partition, "offset": d.offset, "deadline_ms": d.deadline_ms}
         )
     return InFlightPage(view.count(), rows)
+
+
+def _masked(fields: dict, masking: MaskRules) -> dict:
+    """The key is the one field of a record's content a row shows."""
+    key = fields["key"]
+    if key is None or not masking.patterns:
+        return fields
+    if fields.get("undecodable") or "\ufffd" in key:  # hex, or bytes not UTF-8
+        return {**fields, "key": HIDDEN.decode()}
+    return {**fields, "key": masking.text(key)}
 
 
 def _remember(config: QueueConfig, delivery: InFlight, record: KafkaMessage | None) -> dict:

@@ -7,6 +7,7 @@ from confluent_kafka import Message as KafkaMessage
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord, hexed
 from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import headers as h
@@ -49,12 +50,20 @@ def letter_fields(letter: KafkaMessage) -> dict:
     }
 
 
-def page_fields(letters: Iterable[KafkaMessage]) -> list[dict]:
+def page_fields(letters: Iterable[KafkaMessage], masking: MaskRules | None = None) -> list[dict]:
     """``letter_fields`` of a page's letters, each with ``duplicate_of``: the
     offset of an earlier letter in the page of the same failed record (a
-    twin, kmq.twin_letters), else None. One message, not two."""
+    twin, kmq.twin_letters), else None. One message, not two. ``masking``:
+    the rules of a masked audience (twins are still found on the clear letters)."""
     twins = TwinLetters()
-    return [{**letter_fields(letter), "duplicate_of": twins.twin_of(letter)} for letter in letters]
+    return [
+        {**letter_fields(shown_letter(letter, masking)), "duplicate_of": twins.twin_of(letter)}
+        for letter in letters
+    ]
+
+
+def shown_letter(letter: KafkaMessage, masking: MaskRules | None) -> KafkaMessage:
+    return letter if masking is None else masking.record(letter)
 
 
 def _undecodable_fields(exc: UndecodableRecord) -> dict:

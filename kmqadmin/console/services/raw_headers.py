@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from kmqadmin.kafka import raw_record
 from kmqadmin.kafka.librdkafka import LibrdkafkaError
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kmq import QueueConfig
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,10 @@ class RawHeaders:
     error: str = ""
 
 
-def raw_headers(config: QueueConfig, topic: str, partition: int, offset: int) -> RawHeaders:
+def raw_headers(
+    config: QueueConfig, topic: str, partition: int, offset: int, masking: MaskRules | None = None
+) -> RawHeaders:
+    """``masking``: the rules of a masked audience, applied before the hex."""
     try:
         found = raw_record.read_headers(
             config.bootstrap_servers, config.kafka_config, topic, partition, offset, TIMEOUT_S
@@ -35,6 +39,8 @@ def raw_headers(config: QueueConfig, topic: str, partition: int, offset: int) ->
     except LibrdkafkaError as exc:
         logger.warning("raw headers of %s/%d/%d: %s", topic, partition, offset, exc)
         return RawHeaders(error=str(exc))
+    if masking is not None:
+        found = masking.raw_header_values(found)
     return RawHeaders(rows=[(_hex(name), None if v is None else _hex(v)) for name, v in found])
 
 

@@ -1,7 +1,10 @@
 """The ways the message view can show one browsed record.
 
 ``renderings(record, source)`` asks every renderer in RENDERERS, in order,
-and returns what they gave: the first is shown by default. A new way of
+and returns what they gave: the first is shown by default. For an audience
+the topic's queue masks (``source.masking``) every renderer is handed the
+masked record, but the schema's: it decodes the clear bytes (a masked
+payload is no longer framed) and masks what it decoded. A new way of
 showing records is one more function in RENDERERS; neither the view nor the
 template changes. A renderer that does
 not apply returns None; one that applies but cannot decode the record
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kmqadmin.kafka.browse import BrowsedRecord
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.schema_decoding import NOT_FRAMED
 from kmqadmin.kmq import markers
 from kmqadmin.scheduler import wire
@@ -39,6 +43,7 @@ class Source:
 
     kind: Kind
     cluster: Cluster
+    masking: MaskRules | None = None  # the rules of a masked audience
 
 
 Renderer = Callable[[BrowsedRecord, Source], Rendering | None]
@@ -50,7 +55,7 @@ def by_schema(record: BrowsedRecord, source: Source) -> Rendering | None:
     bytes. An unframed one is left to the other renderings."""
     if source.kind in (Kind.MARKERS, Kind.SCHEDULES):
         return None
-    shown = schema_rendering(source.cluster, record.value, record.key)
+    shown = schema_rendering(source.cluster, record.value, record.key, source.masking)
     if shown is None or shown.value.fallback == NOT_FRAMED:
         return None
     if not shown.value.ok:
@@ -132,10 +137,17 @@ def as_hex(record: BrowsedRecord, source: Source) -> Rendering:
 
 
 RENDERERS: list[Renderer] = [marker, schedule, by_schema, as_json, as_text, as_hex]
+# Renderers that read the clear record and mask what they decode themselves.
+MASK_THEIR_OWN: set[Renderer] = {by_schema}
 
 
 def renderings(record: BrowsedRecord, source: Source) -> list[Rendering]:
-    return [found for render in RENDERERS if (found := render(record, source)) is not None]
+    masked = record if source.masking is None else source.masking.browsed(record)
+    return [
+        found
+        for render in RENDERERS
+        if (found := render(record if render in MASK_THEIR_OWN else masked, source)) is not None
+    ]
 
 
 def _undecoded(name: str, label: str, record: BrowsedRecord, why: str) -> Rendering:

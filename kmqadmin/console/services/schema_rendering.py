@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 
 from kmqadmin.kafka.errors import ClusterSettingError
+from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.schema_decoding import MAGIC_BYTE, Decoded, decoder_for
 
 from ..models import Cluster
@@ -22,6 +23,7 @@ class SchemaRendering:
 
     value: Decoded
     key: Decoded | None = None
+    masking: MaskRules | None = None  # applied to the decoded value and key
 
     @property
     def label(self) -> str:
@@ -32,18 +34,30 @@ class SchemaRendering:
     @property
     def text(self) -> str:
         """The decoded value, pretty-printed JSON ("" when not decoded)."""
-        return _pretty(self.value) if self.value.ok else ""
+        if not self.value.ok:
+            return ""
+        if self.masking is None:
+            return _pretty(self.value.value)
+        return self.masking.text(_pretty(self.masking.document(self.value.value)))
 
     @property
     def key_text(self) -> str:
-        return _pretty(self.key) if self.key is not None and self.key.ok else ""
+        if self.key is None or not self.key.ok:
+            return ""
+        text = _pretty(self.key.value)
+        return text if self.masking is None else self.masking.text(text)
 
 
 def schema_rendering(
-    cluster: Cluster, value: bytes | None, key: bytes | None = None
+    cluster: Cluster,
+    value: bytes | None,
+    key: bytes | None = None,
+    masking: MaskRules | None = None,
 ) -> SchemaRendering | None:
     """A record of ``cluster`` decoded by its schema; None when the cluster
-    names no schema registry (the page shows only its raw renderings)."""
+    names no schema registry (the page shows only its raw renderings).
+    Decoded from the clear bytes (a masked payload is no longer framed),
+    then masked by ``masking`` when given."""
     try:
         settings = cluster.schema_registry()
     except ClusterSettingError as exc:
@@ -55,8 +69,9 @@ def schema_rendering(
     return SchemaRendering(
         value=decoder.decode(value),
         key=decoder.decode(key) if framed_key else None,
+        masking=masking,
     )
 
 
-def _pretty(decoded: Decoded) -> str:
-    return json.dumps(decoded.value, indent=2, ensure_ascii=False, default=str)
+def _pretty(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

@@ -1,21 +1,26 @@
 """The message browser: any topic of a registered cluster, read from a seek
 with filters (kafka/browse.py does the reading), and one record's renderings."""
 
+from dataclasses import replace
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from kmqadmin.kafka.browse import BadSeek, TopicBrowser
+from kmqadmin.kafka.browse import BadSeek, Match, TopicBrowser
 from kmqadmin.kafka.errors import TopicMissing
+from kmqadmin.kafka.payload_masking import MaskRules
+from kmqadmin.kafka.record_filter import RecordFilter
 
 from ..browse_form import browse_form
 from ..decorators import viewer
 from ..models import Cluster
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION, number
+from ..services.masking import topic_masking
 from ..services.record_actions import record_actions
 from ..services.renderings import Source, renderings
+from ..services.roles import role_of
 from ..services.topic_kinds import kind_of, topic_kinds
 
 
@@ -52,8 +57,11 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
 
 @viewer
 def browse(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    """A page of records; a bad start or filter is a 400 saying why."""
+    """A page of records; a bad start or filter is a 400 saying why. On a
+    topic its queue masks for this person, the filters see the records as
+    masked too, so a filter cannot be used to guess what the mask hides."""
     found = get_object_or_404(Cluster, name=cluster)
+    masking = topic_masking(role_of(request.user), found, topic)
     browser = _browser(found)
     partitions = _partitions(browser, topic)
     form = browse_form(request.GET.dict())
@@ -61,10 +69,13 @@ def browse(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     if not form.is_valid():
         return render(request, "console/browse.html", context, status=400)
     try:
-        page = browser.page(topic, form.seek(partitions[0]), form.record_filter(), form.caps())
+        match = _match(form.record_filter(), masking)
+        page = browser.page(topic, form.seek(partitions[0]), match, form.caps())
     except BadSeek as exc:
         form.add_error("partition", str(exc))
         return render(request, "console/browse.html", context, status=400)
+    if masking is not None:
+        page = replace(page, records=[masking.browsed(r) for r in page.records])
     context |= {"page": page, "more": _more(request, page.next_offset), "tail": _tail(request)}
     return render(request, "console/browse.html", context)
 
@@ -87,16 +98,23 @@ def message(
         return HttpResponse(str(exc), status=400)
     if record is None:
         raise Http404(f"no record at {topic}/{partition}/{offset}")
-    shown = renderings(record, Source(kind_of(found, topic), found))
+    masking = topic_masking(role_of(request.user), found, topic)
+    shown = renderings(record, Source(kind_of(found, topic), found, masking))
     chosen = next((r for r in shown if r.name == request.GET.get("as")), shown[0])
+    editable = record.headers is not None and masking is None  # no edits of masked data
     context = {
         "cluster": found,
-        "record": record,
+        "record": record if masking is None else masking.browsed(record),
         "renderings": shown,
         "chosen": chosen,
-        "actions": record_actions(request, found, record) if record.headers is not None else [],
+        "actions": record_actions(request, found, record) if editable else [],
+        "masked": masking is not None,
     }
     return render(request, "console/browsed_message.html", context)
+
+
+def _match(given: RecordFilter, masking: MaskRules | None) -> Match:
+    return given if masking is None or given.empty else masking.matching(given)
 
 
 def _more(request: HttpRequest, next_offset: int | None) -> str | None:

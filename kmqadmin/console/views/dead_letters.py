@@ -5,6 +5,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from kmqadmin.kafka.payload_masking import MaskRules
+
 from ..decorators import operator, viewer
 from ..forms import LetterFilterForm
 from ..models import Queue
@@ -13,6 +15,7 @@ from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.jobs import redrive_letters, start
 from ..services.letters import page_fields
 from ..services.letters import redrive as redrive_letter
+from ..services.masking import masked_letter_filter, masking_for
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
@@ -27,6 +30,7 @@ PAGE = 25
 @viewer
 def browse(request: HttpRequest, topic: str) -> HttpResponse:
     queue = queue_or_404(request, topic)
+    masking = masking_for(request.user, queue)
     letters = clients.dead_letters(queue.config())
     form = LetterFilterForm(request.GET)
     partitions = letters.partitions()
@@ -34,29 +38,30 @@ def browse(request: HttpRequest, topic: str) -> HttpResponse:
     if form.is_valid():
         partition = form.cleaned_data["partition"] or 0
         if partition in partitions:
-            page = letters.page(
-                partition, PAGE, start=form.cleaned_data["start"], match=form.letter_filter()
-            )
+            match = masked_letter_filter(form.letter_filter(), masking)
+            page = letters.page(partition, PAGE, start=form.cleaned_data["start"], match=match)
         else:
             form.add_error("partition", f"one of {partitions}")
     context = {
         "queue": queue,
         "form": form,
         "partitions": partitions,
-        "letters": _shown(queue, page.letters) if page else [],
+        "letters": _shown(queue, page.letters, masking) if page else [],
         "next": page.next_offset if page else None,
         "query": request.GET.copy(),
         "can_act": role_of(request.user) >= Role.OPERATOR,
+        "masked": masking is not None,  # no edits of masked letters
     }
     return render(request, "console/dead_letters.html", context)
 
 
-def _shown(queue: Queue, letters: list[KafkaMessage]) -> list[dict]:
-    """The page's letters, each with its payload decoded by schema (``schema``)."""
-    shown = page_fields(letters)
+def _shown(queue: Queue, letters: list[KafkaMessage], masking: MaskRules | None) -> list[dict]:
+    """The page's letters, each with its payload decoded by schema (``schema``),
+    masked by ``masking`` when given."""
+    shown = page_fields(letters, masking)
     for fields, letter in zip(shown, letters, strict=True):
         value, key = letter.value(), letter.key()
-        fields["schema"] = schema_rendering(queue.cluster, value, key)
+        fields["schema"] = schema_rendering(queue.cluster, value, key, masking)
     return shown
 
 
@@ -68,7 +73,7 @@ def letter_headers(request: HttpRequest, topic: str, partition: int, offset: int
         return HttpResponse(f"{partition}/{offset} is past Kafka's bounds", status=400)
     queue = queue_or_404(request, topic)
     config = queue.config()
-    raw = raw_headers(config, config.dlq_topic, partition, offset)
+    raw = raw_headers(config, config.dlq_topic, partition, offset, masking_for(request.user, queue))
     return render(request, "console/_raw_headers.html", {"raw": raw})
 
 

@@ -2,7 +2,7 @@
 edits, a DLQ letter redriven with edits. One form (produce_form) for all
 three; operators only."""
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import render
 
 from kmqadmin.kmq.draft import Draft, TooLarge, as_text, of_record
@@ -16,6 +16,7 @@ from ..services import clients, letters
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
+from ..services.masking import NO_MASKED_EDITS, masking_for
 from ..services.missing import Missing
 from .queues import queue_or_404
 
@@ -29,6 +30,8 @@ def produce(request: HttpRequest, topic: str) -> HttpResponse:
     message (kmq's own headers left out: a new message gets its own)."""
     queue = queue_or_404(request, topic)
     source = request.GET.get(FROM) or None
+    if source is not None and masking_for(request.user, queue) is not None:
+        return HttpResponseForbidden(NO_MASKED_EDITS)
     context = {"queue": queue, "source": source}
     if request.method != "POST":
         try:
@@ -51,10 +54,14 @@ def redrive_with_edits(
     request: HttpRequest, topic: str, partition: int, offset: int
 ) -> HttpResponse:
     """A letter's redrive, pre-filled with the letter: submitted, the edited
-    message goes back as a plain redrive sends it (services.letters)."""
+    message goes back as a plain redrive sends it (services.letters). Refused
+    (403) to an audience the queue masks, as is a reproduce: pre-filled with
+    masked values, the edit would write the mask."""
     if partition > MAX_PARTITION or offset > MAX_OFFSET:
         raise Http404(f"no letter at {partition}/{offset}: past Kafka's bounds")
     queue = queue_or_404(request, topic)
+    if masking_for(request.user, queue) is not None:
+        return HttpResponseForbidden(NO_MASKED_EDITS)
     try:
         found = letters.letter(queue, partition, offset)
         start = letters.editable(found)

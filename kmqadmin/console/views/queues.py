@@ -1,6 +1,8 @@
 """A queue's page (live in-flight table, or a share queue's group) and the
 actions on its messages."""
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -19,6 +21,7 @@ from ..services import audit, clients, registered, share_groups
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
+from ..services.masking import masking_for
 from ..services.missing import Missing
 from ..services.raw_headers import raw_headers
 from ..services.roles import Role, role_of
@@ -82,8 +85,10 @@ def act(request: HttpRequest, topic: str, action: str) -> HttpResponse:
 
 @viewer
 def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
-    """A message's payload, headers and lifecycle, through its kmq-id."""
+    """A message's payload, headers and lifecycle, through its kmq-id; its
+    first copy masked for an audience the queue's rules mask."""
     queue = queue_or_404(request, topic)
+    masking = masking_for(request.user, queue)
     story = clients.lifecycle(queue.config()).find(message_id)
     if story is None:
         raise Http404(f"no message {message_id} on {topic}")
@@ -93,18 +98,20 @@ def message(request: HttpRequest, topic: str, message_id: str) -> HttpResponse:
     first = story.first
     raw = None
     if story.first_headers is None:  # undecodable: read them again as bytes
-        raw = raw_headers(queue.config(), first.topic(), first.partition(), first.offset())
+        where = (first.topic(), first.partition(), first.offset())
+        raw = raw_headers(queue.config(), *where, masking=masking)
     return render(
         request,
         "console/message.html",
         {
             "queue": queue,
-            "story": story,
+            "story": story if masking is None else replace(story, first=masking.record(first)),
             "in_flight": in_flight,
             "raw": raw,
-            "schema": schema_rendering(queue.cluster, first.value(), first.key()),
+            "schema": schema_rendering(queue.cluster, first.value(), first.key(), masking),
             "no_deadlines": NO_DEADLINES,
             "can_act": role_of(request.user) >= Role.OPERATOR,
+            "masked": masking is not None,
         },
     )
 

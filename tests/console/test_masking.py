@@ -261,6 +261,10 @@ def test_a_filter_cannot_find_what_the_mask_hides(
     assert found == [0, 1]
     page = client_as("viewer").get(f"/queues/{queue.topic}/dlq/", dlq).content.decode()
     assert message.id not in page
+    # The nav's search matches keys as each person sees them.
+    search = {"q": f"k0-{PIN}"}
+    assert message.id not in client_as("viewer").get("/search/", search).content.decode()
+    assert message.id in client_as("admin").get("/search/", search).content.decode()
 
 
 def test_rules_are_checked_and_their_changes_audited(registered: Queue) -> None:

@@ -19,6 +19,8 @@ from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import headers as h
 
 from ..models import Queue
+from .masking import masking_for_role
+from .roles import Role
 
 WINDOW = 1_000  # newest records read per queue topic
 HITS = 50  # at most this many listed
@@ -67,8 +69,10 @@ def queues_of_id(query: str) -> list[Queue]:
     return list(Queue.objects.select_related("cluster").filter(topic=parsed[0]))
 
 
-def by_key(key: str) -> KeyResults:
-    """Records whose key is exactly ``key``, newest first, in the window."""
+def by_key(key: str, role: Role) -> KeyResults:
+    """Records whose key is exactly ``key``, newest first, in the window.
+    A masked audience matches the keys as it sees them (masked), so a
+    search cannot confirm a key its pages hide."""
     wanted = key.encode()
     hits: list[Hit] = []
     searched: list[Queue] = []
@@ -80,7 +84,11 @@ def by_key(key: str) -> KeyResults:
             errors[str(queue)] = str(exc)
             continue
         searched.append(queue)
-        hits.extend(_hit(queue, r) for r in records if r.key() == wanted)
+        masking = masking_for_role(role, queue)
+        for record in records:
+            shown = record.key() if masking is None else masking.key(record.key())
+            if shown == wanted:
+                hits.append(_hit(queue, record))
     hits.sort(key=lambda hit: hit.timestamp_ms, reverse=True)
     return KeyResults(hits[:HITS], searched, errors)
 

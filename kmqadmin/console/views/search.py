@@ -7,6 +7,7 @@ from django.urls import reverse
 from ..decorators import viewer
 from ..services import search as searching
 from ..services.registered import cluster_query
+from ..services.roles import role_of
 
 
 @viewer
@@ -26,4 +27,5 @@ def search(request: HttpRequest) -> HttpResponse:
         return redirect(f"{url}?{cluster_query(queues[0])}")
     if queues:  # the same topic on several clusters: which one is the person's
         return render(request, "console/search.html", context | {"id_queues": queues})
-    return render(request, "console/search.html", context | {"results": searching.by_key(query)})
+    results = searching.by_key(query, role_of(request.user))
+    return render(request, "console/search.html", context | {"results": results})

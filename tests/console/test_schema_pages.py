@@ -19,6 +19,7 @@ from tests.fixtures.schemas import Framing
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import poll_until
+from tests.registry_gate import RegistryGate
 from tests.schema_registry import CCOMPAT, SchemaRegistryServer
 
 pytestmark = pytest.mark.django_db
@@ -180,3 +181,34 @@ def test_registry_credentials_are_read_from_their_reference(
     settings = Cluster.objects.get(pk=cluster.pk).schema_registry()
     assert settings is not None and settings.password == "s3cret"
     assert _decoded(viewer.get(url).content) == [SHOWN_ORDER]
+
+
+def test_a_registry_that_asks_for_a_login_gets_the_clusters_credentials(
+    registered: Queue,
+    queue: QueueConfig,
+    tracker,
+    framing: Framing,
+    schema_registry: SchemaRegistryServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Behind a gate asking for HTTP Basic: the right login decodes, a wrong
+    one is a reason on the page (the registry's 401), never an error."""
+    [message] = _dead_letter(queue, [(None, framing.avro(queue.topic, ORDER))])
+    url = f"/queues/{queue.topic}/messages/{message.id}"
+    upstream = schema_registry.url.removesuffix(CCOMPAT)
+    viewer = client_as("viewer")
+    with RegistryGate(upstream, "reader", "s3cret") as gate:
+        for password, shown in (("wrong", []), ("s3cret", [SHOWN_ORDER])):
+            monkeypatch.setenv("KMQ_TEST_GATE_PASSWORD", password)
+            _use_registry(
+                registered,
+                gate.origin + CCOMPAT,
+                schema_registry_username="reader",
+                schema_registry_password="env:KMQ_TEST_GATE_PASSWORD",
+            )
+            page = viewer.get(url)
+            assert page.status_code == 200
+            assert _decoded(page.content) == shown, password
+            if not shown:
+                assert b"HTTP 401" in page.content
+    assert gate.refused >= 1

@@ -28,7 +28,7 @@ from .groups import (
     Partition,
     not_empty,
 )
-from .log_offsets import LogOffsets, log_admin
+from .log_offsets import LogAdmin
 
 # Share (and streams) groups answer ListGroups too: only these are consumer groups.
 _CONSUMER_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
@@ -42,20 +42,10 @@ _COORDINATOR_BUSY = {
 }
 
 
-class ConsumerGroupAdmin:
+class ConsumerGroupAdmin(LogAdmin):
     """Consumer-group admin for one cluster; a GroupAdmin (kafka.groups)."""
 
     kind: Kind = "consumer"
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        kafka_config: Mapping[str, Any] | None = None,
-        timeout_s: float = 5.0,
-    ) -> None:
-        self.timeout_s = timeout_s
-        self._admin = log_admin(bootstrap_servers, kafka_config)
-        self.logs = LogOffsets(self._admin, timeout_s)
 
     def list_groups(self) -> list[GroupListing]:
         found = self._call(

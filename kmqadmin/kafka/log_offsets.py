@@ -21,6 +21,21 @@ def log_admin(bootstrap_servers: str, kafka_config: Mapping[str, Any] | None) ->
     )
 
 
+class LogAdmin:
+    """What each kind of group admin holds: an AdminClient that never
+    creates a topic, the log offsets read through it, and a time limit."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        kafka_config: Mapping[str, Any] | None = None,
+        timeout_s: float = 5.0,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self._admin = log_admin(bootstrap_servers, kafka_config)
+        self.logs = LogOffsets(self._admin, timeout_s)
+
+
 class LogOffsets:
     def __init__(self, admin: AdminClient, timeout_s: float) -> None:
         self._admin = admin

@@ -33,7 +33,7 @@ from .groups import (
     Partition,
     not_empty,
 )
-from .log_offsets import LogOffsets, log_admin
+from .log_offsets import LogAdmin
 from .protocol import (
     AlterShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsRequest,
@@ -116,7 +116,7 @@ class ShareSettings:
     limits: BrokerLimits
 
 
-class ShareGroupAdmin:
+class ShareGroupAdmin(LogAdmin):
     """Share-group admin for one cluster. Thread-safe: the web process keeps
     one per queue or cluster (kafka-python runs its I/O on a thread of its
     own). A GroupAdmin (kafka.groups) for the offset reset."""
@@ -129,9 +129,7 @@ class ShareGroupAdmin:
         kafka_config: Mapping[str, Any] | None = None,
         timeout_s: float = 5.0,
     ) -> None:
-        self.timeout_s = timeout_s
-        self._admin = log_admin(bootstrap_servers, kafka_config)
-        self.logs = LogOffsets(self._admin, timeout_s)
+        super().__init__(bootstrap_servers, kafka_config, timeout_s)
         try:
             self._protocol = KafkaAdminClient(
                 **protocol_config(bootstrap_servers, kafka_config, timeout_s)

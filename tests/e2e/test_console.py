@@ -28,6 +28,26 @@ def register(page: Page, kind: str, fields: dict[str, str]) -> None:
     expect(page.locator("#flash")).to_contain_text("saved")
 
 
+def register_queue(page: Page, stack: Stack, cluster: str, topic: str) -> QueueConfig:
+    """A cluster and a one-partition queue on it, registered through the
+    forms; the config a worker uses for it."""
+    register(page, "cluster", {"Name": cluster})
+    register(
+        page,
+        "queue",
+        {
+            "Cluster": cluster,
+            "Topic": topic,
+            "Group id": f"{topic}-workers",
+            "Partitions": "1",
+            "Message timeout ms": "600000",
+        },
+    )
+    return QueueConfig(
+        bootstrap_servers=stack.bootstrap_servers, topic=topic, group_id=f"{topic}-workers"
+    )
+
+
 def label_of(page: Page, label: str):
     """Django's labels end in a colon."""
     return page.get_by_label(re.compile(f"^{label}:?$"))

@@ -8,9 +8,9 @@ import uuid
 import pytest
 from playwright.sync_api import Page, expect
 
-from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kmq import QueueClient, QueueProducer
 from tests.e2e.conftest import Stack, screenshot
-from tests.e2e.test_console import label_of, register
+from tests.e2e.test_console import label_of, register_queue
 from tests.queue_helpers import poll_until
 
 pytestmark = pytest.mark.e2e
@@ -21,21 +21,7 @@ WIDTHS = (1280, 1920)
 def test_search_audit_diffs_sparklines_and_filter_forms(page: Page, stack: Stack) -> None:
     tag = uuid.uuid4().hex[:6]
     cluster, topic, key = f"cluster-{tag}", f"polish-{tag}", f"customer-{tag}"
-    register(page, "cluster", {"Name": cluster})
-    register(
-        page,
-        "queue",
-        {
-            "Cluster": cluster,
-            "Topic": topic,
-            "Group id": f"{topic}-workers",
-            "Partitions": "1",
-            "Message timeout ms": "600000",
-        },
-    )
-    config = QueueConfig(
-        bootstrap_servers=stack.bootstrap_servers, topic=topic, group_id=f"{topic}-workers"
-    )
+    config = register_queue(page, stack, cluster, topic)
     producer = QueueProducer(config)
     producer.send(b'{"order": 7}', key=key.encode())
     producer.flush()

@@ -6,9 +6,9 @@ import uuid
 import pytest
 from playwright.sync_api import Page
 
-from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kmq import QueueClient, QueueProducer
 from tests.e2e.conftest import Stack, screenshot
-from tests.e2e.test_console import register
+from tests.e2e.test_console import register_queue
 from tests.queue_helpers import poll_until
 
 pytestmark = pytest.mark.e2e
@@ -21,21 +21,7 @@ SLACK_PX = 2
 def test_every_page_fits_at_1280_and_1920_px(page: Page, stack: Stack) -> None:
     tag = uuid.uuid4().hex[:6]
     cluster, topic = f"widths-{tag}", f"widths-{tag}"
-    register(page, "cluster", {"Name": cluster})
-    register(
-        page,
-        "queue",
-        {
-            "Cluster": cluster,
-            "Topic": topic,
-            "Group id": f"{topic}-workers",
-            "Partitions": "1",
-            "Message timeout ms": "600000",
-        },
-    )
-    config = QueueConfig(
-        bootstrap_servers=stack.bootstrap_servers, topic=topic, group_id=f"{topic}-workers"
-    )
+    config = register_queue(page, stack, cluster, topic)
     producer = QueueProducer(config)
     producer.send(b'{"order": 7, "note": "' + b"long " * 60 + b'"}', key=b"k-" + tag.encode())
     producer.flush()

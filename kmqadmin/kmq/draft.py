@@ -117,7 +117,23 @@ def of_record(
     own = tuple(
         (name, data or b"") for name, data in headers if not name.startswith(RESERVED_PREFIXES)
     )
+    _check_text("its key", key)
+    for name, data in own:
+        _check_text(f"header {name}", data)
     return Draft(value=value or b"", key=key, headers=own)
+
+
+class NotEditable(ValueError):
+    """A record a form cannot show without changing it: its key or a header
+    value is not UTF-8 (the value falls back to base64; they have no such
+    field). Submitted, the form would write replacement characters."""
+
+
+def _check_text(what: str, data: bytes | None) -> None:
+    try:
+        (data or b"").decode()
+    except UnicodeDecodeError:
+        raise NotEditable(f"{what} is not UTF-8 text, so a form would change it") from None
 
 
 def as_text(found: Draft) -> dict:

@@ -233,3 +233,16 @@ def test_the_browsers_message_view_leads_to_reproduce_and_redrive_with_edits(
     assert edit.status_code == 200 and b"k-old" in edit.content
 
     assert b"data-action=" not in viewer.get(record).content
+
+
+def test_a_message_whose_key_a_form_would_change_is_not_reproduced(
+    queue: QueueConfig, registered: Queue
+) -> None:
+    producer = QueueProducer(queue)
+    producer.send(b"value", key=b"\xff\xfe binary key")
+    producer.flush()
+    with QueueClient(queue) as worker:
+        [message] = poll_until(worker, 1)
+    answer = client_as("operator").get(f"/queues/{queue.topic}/produce", {"from": message.id})
+    assert answer.status_code == 409
+    assert b"its key is not UTF-8 text" in answer.content

@@ -1,5 +1,7 @@
 """A browsed record's renderings (pure logic: records built in memory)."""
 
+import json
+
 from kmqadmin.console.models import Cluster
 from kmqadmin.console.services import renderings as module
 from kmqadmin.console.services.renderings import Rendering, Source, renderings
@@ -57,3 +59,10 @@ def test_a_new_renderer_is_one_function_in_the_list(monkeypatch) -> None:
 
     monkeypatch.setattr(module, "RENDERERS", [shouting, *module.RENDERERS])
     assert renderings(record(b"hi"), at(Kind.OTHER))[0] == Rendering("loud", "Loud", "HI")
+
+
+def test_a_long_json_payload_is_cut_like_text() -> None:
+    document = json.dumps({"a": "y" * (SHOWN_BYTES + 100)}).encode()
+    [shown, *_] = renderings(record(document), at(Kind.OTHER))
+    assert shown.name == "json" and len(shown.text) < SHOWN_BYTES + 100
+    assert shown.text.endswith("more characters not shown")

@@ -6,6 +6,7 @@ import pytest
 
 from kmqadmin.kmq.draft import (
     Draft,
+    NotEditable,
     TooLarge,
     as_text,
     changes,
@@ -100,3 +101,12 @@ def test_changes_show_only_what_differs() -> None:
     long = draft("y" * 500)
     assert changes(before, long)[1]["value"].startswith("500 bytes: yyy")
     assert changes(draft("a"), draft("a")) == ({}, {})
+
+
+@pytest.mark.parametrize(
+    ("key", "headers", "what"),
+    [(b"\xffkey", [], "its key"), (b"k", [("trace", b"\xfe")], "header trace")],
+)
+def test_a_record_a_form_would_change_is_not_editable(key, headers, what) -> None:
+    with pytest.raises(NotEditable, match=f"{what} is not UTF-8 text"):
+        of_record(key, b"value", headers)

@@ -11,7 +11,7 @@ from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord, hexed
 from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kmq import headers as h
-from kmqadmin.kmq.draft import Draft, changes, check_size, of_record
+from kmqadmin.kmq.draft import Draft, NotEditable, changes, check_size, of_record
 from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import Queue
@@ -116,7 +116,12 @@ def editable(found: KafkaMessage) -> Draft:
             f"letter {found.partition()}/{found.offset()}: its headers cannot be read; "
             "redrive it as it is"
         ) from None
-    return of_record(found.key(), found.value(), record_headers)
+    try:
+        return of_record(found.key(), found.value(), record_headers)
+    except NotEditable as exc:
+        raise Conflict(
+            f"letter {found.partition()}/{found.offset()}: {exc}; redrive it as it is"
+        ) from None
 
 
 def redrive_edited(user: AbstractBaseUser, queue: Queue, found: KafkaMessage, edit: Draft) -> str:

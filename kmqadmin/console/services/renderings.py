@@ -116,7 +116,8 @@ def as_json(record: BrowsedRecord, source: Source) -> Rendering | None:
         document = json.loads(record.value or b"")
     except (ValueError, RecursionError):
         return None
-    return Rendering("json", "JSON", json.dumps(document, indent=2, ensure_ascii=False))
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    return Rendering("json", "JSON", text[:SHOWN_BYTES] + _cut(len(text), "characters"))
 
 
 def as_text(record: BrowsedRecord, source: Source) -> Rendering | None:

@@ -5,7 +5,7 @@ three; operators only."""
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import render
 
-from kmqadmin.kmq.draft import Draft, TooLarge, as_text, of_record
+from kmqadmin.kmq.draft import Draft, NotEditable, TooLarge, as_text, of_record
 from kmqadmin.kmq.given_headers import BadInput
 from kmqadmin.kmq.headers import parse_message_id
 
@@ -88,7 +88,10 @@ def _message_draft(queue: Queue, message_id: str) -> Draft:
     if story.first_headers is None:
         raise Conflict(f"{message_id}: its headers cannot be read, so it cannot be reproduced")
     first = story.first
-    return of_record(first.key(), first.value(), story.first_headers)
+    try:
+        return of_record(first.key(), first.value(), story.first_headers)
+    except NotEditable as exc:
+        raise Conflict(f"{message_id}: {exc}, so it cannot be reproduced") from None
 
 
 def _check_source(queue: Queue, source: str | None) -> None:

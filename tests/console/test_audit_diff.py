@@ -9,6 +9,7 @@ from django.test import Client
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.console.services import messages
 from kmqadmin.console.services.audit_diff import ABSENT, BLANK, Change, changes
+from kmqadmin.kmq.draft import Draft
 from tests.console.conftest import client_as
 from tests.users import user_with
 
@@ -47,7 +48,7 @@ def test_bare_values_and_nothing() -> None:
 def test_the_log_shows_real_entries_as_diffs_never_as_dict_reprs(registered: Queue) -> None:
     """Entries of real actions: an enqueue to Kafka, a login, a role change,
     an admin change and a registry edit of the queue."""
-    messages.enqueue(user_with("operator"), registered, b"twelve bytes")
+    messages.enqueue(user_with("operator"), registered, Draft(b"twelve bytes"))
     User.objects.create_user("alice", password="right-Horse-1")
     Client().post("/accounts/login/", {"username": "alice", "password": "right-Horse-1"})
     User.objects.get(username="alice").groups.add(Group.objects.get_or_create(name="operator")[0])

@@ -7,8 +7,7 @@ are not UTF-8 included: tests/raw_produce.py) into the queue, its markers
 topic, its DLQ and its schedules topic (the queue has a backoff, so its
 redeliveries go through that topic's scheduler), sends a few well-formed
 messages with QueueProducer, waits for those to settle, then walks every
-console page and API list over what the topics now hold, the message
-browser's pages of each topic included. The tracker, the
+console page and API list over what the topics now hold. The tracker, the
 scheduler and a worker run as processes of their own for the whole test.
 """
 
@@ -33,7 +32,7 @@ from tests.raw_produce import RawRecord, produce_raw
 from tests.users import user_with
 
 from . import strategies as fz
-from .pages import Walk, walk_browser, walk_queue, walk_schedules
+from .pages import Walk, walk_queue, walk_schedules
 from .profile import FUZZ
 from .services import Child, start_services
 
@@ -148,7 +147,6 @@ def test_hostile_records_stop_no_service_and_break_no_page(
     walk.failures.clear()
     walk_queue(walk, fuzzed.queue)
     walk_schedules(walk, fuzzed.schedules)
-    walk_browser(walk, fuzzed.queue)
     assert walk.failures == []
     assert fuzzed.problems() == []
 

@@ -67,7 +67,8 @@ class OffsetReader:
         retention or compaction, aborted) is absent from the result rather
         than waited for. Raises ReadTimeout if the reader could not get past
         them in time."""
-        wanted = set(offsets)
+        # A negative offset holds no record, and assigning it is refused.
+        wanted = {offset for offset in offsets if offset >= 0}
         found: dict[int, KafkaMessage] = {}
         try:
             for first, last in runs(wanted):

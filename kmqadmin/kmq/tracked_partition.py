@@ -58,6 +58,9 @@ class TrackedPartition:
                 f"marker for queue partition {queue_partition} on markers partition "
                 f"{self.partition}"
             )
+        if kind is MarkerType.START and queue_offset < 0:
+            # No record sits there: once due, its read-back could never succeed.
+            raise markers.MarkerError(f"START for queue offset {queue_offset}, below any record")
         self.apply_marker(kind, queue_offset, deadline, extra, offset)
 
     def apply_marker(
@@ -112,7 +115,7 @@ def apply_batch(
         if key is not None and len(key) == 12 and value:
             partition, queue_offset = unpack_key(key)
             if partition == state.partition:
-                if value[0] == 1 and len(value) == 9:
+                if value[0] == 1 and len(value) == 9 and queue_offset >= 0:
                     deadline = unpack_deadline(value, 1)[0]
                     if deadline < ABSOLUTE_FROM:  # kmq's timeout; inlined start_deadline
                         deadline += record.timestamp()[1]

@@ -1,5 +1,6 @@
 """Marker records no client of ours writes: the tracker counts, logs and skips
-them and goes on tracking (it crash-looped on OverflowError, issue 17)."""
+them and goes on tracking (it crash-looped on OverflowError, issue 17, and
+stalled a partition on a START naming a negative offset, issue 16)."""
 
 import logging
 
@@ -28,5 +29,27 @@ def test_a_start_whose_deadline_overflows_is_skipped_and_tracking_goes_on(
     with QueueClient(queue) as client:
         [first] = poll_until(client, 1)
         [again] = poll_until(client, 1, timeout=20)  # the tracker still redelivers
+        assert (again.id, again.delivery_count) == (first.id, 2)
+        client.ack(again)
+
+
+def test_a_start_for_a_negative_offset_is_skipped_and_its_partition_goes_on(
+    queue: QueueConfig, tracker: RedeliveryTracker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Opened, it fell due at once, its read-back failed, and the rebuild
+    read it again: the partition redelivered nothing any more (found by the
+    hostile-records fuzz test)."""
+    hostile = RawRecord(markers.start(0), key=markers.encode_key(0, -261), partition=0)
+    [at] = produce_raw(queue.bootstrap_servers, queue.markers_topic, [hostile])
+
+    with caplog.at_level(logging.WARNING):
+        wait_for(lambda: tracker.stats().skipped == 1, 20, "the skipped START")
+    assert f"skipped marker {queue.markers_topic}/0/{at}: START for queue offset -261" in (
+        caplog.text
+    )
+    send(queue, 1, partition=0)
+    with QueueClient(queue) as client:
+        [first] = poll_until(client, 1)
+        [again] = poll_until(client, 1, timeout=20)
         assert (again.id, again.delivery_count) == (first.id, 2)
         client.ack(again)

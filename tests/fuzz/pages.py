@@ -4,6 +4,7 @@ schedule they name opened. Each answer must be a 200 or a 4xx; a 500 or an
 exception is collected (with the URL) rather than raised, so one walk
 reports every page that broke."""
 
+import re
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -98,6 +99,31 @@ def walk_schedules(walk: Walk, schedules: ScheduleTopic) -> None:
         quoted = quote(schedule_id, safe="")
         walk.get(walk.api, f"/api/schedules/{topic}/{quoted}")
         walk.get(walk.console, f"/schedules/{topic}/{quoted}/edit")
+
+
+# Records of each browsed partition opened in every rendering.
+WALK_RECORDS = 3
+
+
+def walk_browser(walk: Walk, queue: Queue) -> None:
+    """The message browser over each of the queue's topics: the newest
+    records of every partition, the newest few opened in every rendering
+    (each example's hostile records are the newest)."""
+    base = f"/clusters/{queue.cluster.name}/topics"
+    walk.get(walk.console, f"{base}/")
+    config = queue.config()
+    for topic in (queue.topic, queue.markers_topic, queue.dlq_topic, config.schedules_topic):
+        for partition in range(queue.partitions):
+            query = {"partition": partition, "start": "newest", "direction": "backward"}
+            page = walk.console.get(f"{base}/{topic}/browse", query | {"limit": LIMIT * 5})
+            walk.visited += 1
+            if page.status_code != 200:
+                walk.failures.append(f"browse {topic}/{partition}: answered {page.status_code}")
+                continue
+            shown_offsets = re.findall(rf'data-offset="{partition}/(\d+)"', page.content.decode())
+            for shown in shown_offsets[:WALK_RECORDS]:
+                for rendering in ("json", "text", "hex", "marker", "schedule"):
+                    walk.get(walk.console, f"{base}/{topic}/{partition}/{shown}", {"as": rendering})
 
 
 def _consumer(kind: type, user: User, route: dict) -> Callable[[], str]:

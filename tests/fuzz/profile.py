@@ -3,7 +3,11 @@ KMQ_FUZZ_EXAMPLES random ones in `make chaos`.
 
 Without KMQ_FUZZ_EXAMPLES the examples are derandomized: `make test` sends
 the same records every run, so a failure there reproduces by running it
-again. Examples share a broker, topics and running services, so they are
+again. Their seed is a digest of the test function's source: an edit to
+its body (a diagnostic print included) draws other examples, so reproduce
+a failure before changing the test.
+
+Examples share a broker, topics and running services, so they are
 not independent and shrinking (each step a broker round trip, replayed on
 topics that still hold the earlier records) would mostly burn time: a
 failure is reported with its whole example and the URL or service it broke.

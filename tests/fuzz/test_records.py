@@ -7,8 +7,9 @@ are not UTF-8 included: tests/raw_produce.py) into the queue, its markers
 topic, its DLQ and its schedules topic (the queue has a backoff, so its
 redeliveries go through that topic's scheduler), sends a few well-formed
 messages with QueueProducer, waits for those to settle, then walks every
-console page and API list over what the topics now hold. The tracker, the
-scheduler and a worker run as processes of their own for the whole test.
+console page and API list over what the topics now hold, the message
+browser's pages of each topic included. The tracker, the scheduler and a
+worker run as processes of their own for the whole test.
 """
 
 import uuid
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from confluent_kafka import IsolationLevel, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 from hypothesis import given, note
 from hypothesis import strategies as st
 
@@ -25,14 +28,14 @@ from kmqadmin.console.services import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.kmq import QueueConfig, QueueProducer, markers, names
-from tests.chaos import report
+from tests.chaos import last_json_line, report
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.raw_produce import RawRecord, produce_raw
 from tests.users import user_with
 
 from . import strategies as fz
-from .pages import Walk, walk_queue, walk_schedules
+from .pages import Walk, walk_browser, walk_queue, walk_schedules
 from .profile import FUZZ
 from .services import Child, start_services
 
@@ -142,13 +145,67 @@ def test_hostile_records_stop_no_service_and_break_no_page(
         dead = {r.value() for r in read_all(config, config.dlq_topic, fz.PARTITIONS)}
         return all(value in (acked if intent == "ack" else dead) for value, intent in sent.items())
 
-    wait_for(settled, SETTLE_S, "every well-formed message acked or dead-lettered", every=0.5)
+    try:
+        wait_for(settled, SETTLE_S, "every well-formed message acked or dead-lettered", every=0.5)
+    except AssertionError as timed_out:
+        raise AssertionError(_unsettled(fuzzed, sent)) from timed_out
     walk = fuzzed.walk
     walk.failures.clear()
     walk_queue(walk, fuzzed.queue)
     walk_schedules(walk, fuzzed.schedules)
+    walk_browser(walk, fuzzed.queue)
     assert walk.failures == []
     assert fuzzed.problems() == []
+
+
+def _unsettled(fuzzed: Fuzzed, sent: dict[bytes, str]) -> str:
+    """Where each well-formed message that did not settle is: its queue
+    coordinates and the markers naming them, what the DLQ and schedules
+    topics hold of it, and the end of each service's log."""
+    config = fuzzed.config
+    done = set(fuzzed.acked.read_bytes().split())
+    done |= {r.value() for r in read_all(config, config.dlq_topic, fz.PARTITIONS)}
+    lines = []
+    for value, intent in sent.items():
+        if value in done:
+            continue
+        found = [
+            (r.partition(), r.offset())
+            for r in read_all(config, config.topic, fz.PARTITIONS)
+            if r.value() == value
+        ]
+        keys = {markers.encode_key(*at): at for at in found}
+        marks = [
+            (keys[r.key()], r.partition(), r.offset(), r.value()[:1])
+            for r in read_all(config, config.markers_topic, fz.PARTITIONS)
+            if r.key() in keys
+        ]
+        elsewhere = {
+            topic: [
+                (r.partition(), r.offset())
+                for r in read_all(config, topic, fz.PARTITIONS)
+                if value in (r.value() or b"")
+            ]
+            for topic in (config.dlq_topic, config.schedules_topic)
+        }
+        lines.append(f"{value!r} ({intent}): queue {found}, markers {marks}, {elsewhere}")
+    lines.append(f"queue ends (committed, uncommitted): {_ends(config)}")
+    for child in fuzzed.services:
+        lines.append(f"--- {child.name}:\n{child.tail(40)}")
+        lines.append(f"stats: {last_json_line(child.log.with_suffix('.out'))}")
+    return "\n".join(lines)
+
+
+def _ends(config: QueueConfig) -> dict[int, tuple[int, int]]:
+    """Each queue partition's last stable offset and high watermark: apart,
+    a transaction is open there and hides what follows it from the workers."""
+    admin = AdminClient({"bootstrap.servers": config.bootstrap_servers})
+    asked = {TopicPartition(config.topic, p): OffsetSpec.latest() for p in range(fz.PARTITIONS)}
+    ends: dict[int, list[int]] = {}
+    for level in (IsolationLevel.READ_COMMITTED, IsolationLevel.READ_UNCOMMITTED):
+        for tp, future in admin.list_offsets(asked, isolation_level=level).items():
+            ends.setdefault(tp.partition, []).append(future.result().offset)
+    return {p: (committed, uncommitted) for p, (committed, uncommitted) in ends.items()}
 
 
 def _write(config: QueueConfig, topic: str, records: list[RawRecord]) -> list[int]:

@@ -65,6 +65,7 @@ from bench.common import report  # noqa: E402
 from bench.kmq_throughput import fill  # noqa: E402
 from kmqadmin.console.models import Cluster, Queue  # noqa: E402
 from kmqadmin.console.services import clients  # noqa: E402
+from kmqadmin.kafka import child  # noqa: E402
 from kmqadmin.kafka.config import consumer_config  # noqa: E402
 from kmqadmin.kmq import QueueClient  # noqa: E402
 
@@ -305,8 +306,7 @@ def daphne():
         wait_for_port(port, process)
         yield process.pid, port
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        child.stop(process, grace=30)
 
 
 @contextmanager

@@ -1,5 +1,7 @@
 """Sending and receiving through the queue API in tests."""
 
+from confluent_kafka import Message as KafkaMessage
+
 from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
@@ -21,6 +23,22 @@ def poll_until(client: QueueClient, count: int, timeout: float = 30) -> list[Mes
 
     wait_for(enough, timeout, f"{count} messages")
     return got
+
+
+def reject_taken(
+    queue: QueueConfig, count: int, reason: str = "rejected by a test"
+) -> tuple[list[Message], list[KafkaMessage]]:
+    """The next ``count`` messages taken and rejected; returned once their
+    letters are in the DLQ, with every letter the DLQ holds."""
+    with QueueClient(queue) as worker:
+        taken = poll_until(worker, count)
+        worker.reject_all(taken, reason=reason)
+
+    def letters() -> list[KafkaMessage] | None:
+        found = dlq(queue)
+        return found if len(found) >= count else None
+
+    return taken, wait_for(letters, 30, f"{count} letters")
 
 
 def dlq(queue: QueueConfig) -> list:

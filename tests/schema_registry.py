@@ -12,7 +12,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-from kmqadmin.kafka.embedded import _die_with_parent, free_port
+from kmqadmin.kafka import child
+from kmqadmin.kafka.embedded import free_port
 from tests.process import ROOT, wait_for
 
 DEFAULT_JARS = ROOT / ".jars" / "schema-registry"
@@ -50,7 +51,7 @@ class SchemaRegistryServer:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
+            preexec_fn=child.die_with_parent,
         )
         wait_for(self._answers, self.ready_timeout, f"the schema registry on port {self.port}")
         return self
@@ -66,13 +67,8 @@ class SchemaRegistryServer:
             return False
 
     def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        if self._process is not None:
+            child.stop(self._process, grace=20)
 
     def __enter__(self) -> "SchemaRegistryServer":
         return self.start()

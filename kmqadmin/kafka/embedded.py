@@ -14,10 +14,8 @@ directory that goes when it stops.
 
 import base64
 import contextlib
-import ctypes
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -28,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from . import child
 from .errors import EmbeddedBrokerError, KafkaSetupError
 from .topics import admin_client
 
-_PR_SET_PDEATHSIG = 1
 NODE_ID = 1
 DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars" / "kafka"
 HEAP = "512m"
@@ -142,12 +140,6 @@ def _cluster_id() -> str:
             return found
 
 
-def _die_with_parent() -> None:
-    """Runs in the child: a kill -9 of our process must not leave the broker behind."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 class EmbeddedBroker:
     """An Apache Kafka child process listening on ``host:port`` (a free port if 0)."""
 
@@ -215,7 +207,7 @@ class EmbeddedBroker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
+                preexec_fn=child.die_with_parent,
             )
         self._wait_ready()
         return self
@@ -229,13 +221,8 @@ class EmbeddedBroker:
     def _terminate(self) -> None:
         """SIGTERM for a clean shutdown (the log is flushed), SIGKILL if it hangs."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is not None:
+            child.stop(process, grace=15)
 
     @property
     def running(self) -> bool:

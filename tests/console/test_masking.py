@@ -24,7 +24,7 @@ from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, names
 from tests.console.test_live import connect, receive_until
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
-from tests.queue_helpers import poll_until
+from tests.queue_helpers import poll_until, reject_taken
 from tests.users import user_with as new_user
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -210,12 +210,7 @@ def test_a_masked_audience_cannot_edit_what_it_sees_masked(
     queue: QueueConfig, registered: Queue, tracker
 ) -> None:
     write(queue, 1)
-    with QueueClient(queue) as worker:
-        [message] = poll_until(worker, 1)
-        worker.reject(message, "bad")
-        worker.flush()
-    wait_for(lambda: read_all(queue, queue.dlq_topic), 20, "the letter")
-    [letter] = read_all(queue, queue.dlq_topic)
+    [message], [letter] = reject_taken(queue, 1)
     set_rules(mask_operators=True)
     operator, topic = client_as("operator"), queue.topic
     where = f"{letter.partition()}/{letter.offset()}"
@@ -243,11 +238,7 @@ def test_a_filter_cannot_find_what_the_mask_hides(
     queue: QueueConfig, registered: Queue, tracker
 ) -> None:
     write(queue, 1)
-    with QueueClient(queue) as worker:
-        [message] = poll_until(worker, 1)
-        worker.reject(message, "bad")
-    wait_for(lambda: read_all(queue, queue.dlq_topic), 20, "the letter")
-    [letter] = read_all(queue, queue.dlq_topic)
+    [message], [letter] = reject_taken(queue, 1)
     set_rules(mask_operators=False)
     browse = f"/clusters/local/topics/{queue.topic}/browse"
     query = {"partition": 0, "start": "oldest", "contains": CARD}
@@ -309,11 +300,7 @@ def test_payloads_decoded_by_schema_are_masked_after_decoding(
     producer = QueueProducer(queue)
     producer.send(framing.json(queue.topic, {"name": CARD, "qty": 3}), b"k", partition=0)
     producer.flush()
-    with QueueClient(queue) as worker:
-        [message] = poll_until(worker, 1)
-        worker.reject(message, "schema")
-    wait_for(lambda: read_all(queue, queue.dlq_topic), 20, "the letter")
-    [letter] = read_all(queue, queue.dlq_topic)
+    [message], [letter] = reject_taken(queue, 1)
     where = [
         (queue.topic, 0, message.offset),
         (queue.dlq_topic, letter.partition(), letter.offset()),

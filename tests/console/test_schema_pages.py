@@ -13,12 +13,11 @@ from django.core.exceptions import ValidationError
 
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.kafka.embedded import free_port
-from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kmq import QueueConfig, QueueProducer
 from tests.console.conftest import client_as
 from tests.fixtures.schemas import Framing
-from tests.kafka_helpers import read_all
 from tests.process import wait_for
-from tests.queue_helpers import poll_until
+from tests.queue_helpers import reject_taken
 from tests.registry_gate import RegistryGate
 from tests.schema_registry import CCOMPAT, SchemaRegistryServer
 
@@ -49,11 +48,7 @@ def _dead_letter(queue: QueueConfig, records: list[tuple[bytes | None, bytes]]) 
     for key, value in records:
         producer.send(value=value, key=key)
     producer.flush()
-    with QueueClient(queue) as worker:
-        taken = poll_until(worker, len(records))
-        worker.reject_all(taken, reason="schema test")
-    wait_for(lambda: len(read_all(queue, queue.dlq_topic)) >= len(records), 30, "the letters")
-    return taken
+    return reject_taken(queue, len(records), "schema test")[0]
 
 
 def _dead_lettered_story(viewer, url: str) -> bytes:

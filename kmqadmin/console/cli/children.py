@@ -6,6 +6,8 @@ from types import TracebackType
 
 from django.conf import settings
 
+from kmqadmin.kafka import child
+
 
 class Children:
     """Child processes that live and die as one: if one exits, the caller stops all."""
@@ -34,15 +36,7 @@ class Children:
         return None
 
     def stop(self, grace: float = 10.0) -> None:
-        for proc in self._procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self._procs.values():
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        child.stop(*self._procs.values(), grace=grace)
 
     def __enter__(self) -> "Children":
         return self

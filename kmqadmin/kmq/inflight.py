@@ -203,6 +203,8 @@ class InFlightView:
         try:
             partition, offset = markers.decode_key(record.key())
             kind, deadline, _ = markers.decode_value(record.value())
+            if kind is MarkerType.START:
+                deadline = markers.start_deadline(deadline, record.timestamp()[1])
         except markers.MarkerError:
             self.skipped += 1  # the tracker logs it with its coordinates
             return
@@ -213,7 +215,7 @@ class InFlightView:
         if entries is None:
             entries = self._open[partition] = SortedDict()
         if kind is MarkerType.START:
-            entries[offset] = markers.start_deadline(deadline, record.timestamp()[1])
+            entries[offset] = deadline
         elif kind is MarkerType.END:
             entries.pop(offset, None)
         elif offset in entries:

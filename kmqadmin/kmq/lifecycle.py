@@ -216,13 +216,13 @@ def _events(
     ]
     for record in sorted(marks, key=lambda r: r.offset()):
         _, copy = markers.decode_key(record.key())
+        at = record.timestamp()[1]
         try:
             kind, deadline, extra = markers.decode_value(record.value())
+            if kind is MarkerType.START:
+                deadline = markers.start_deadline(deadline, at)
         except markers.MarkerError:
             continue
-        at = record.timestamp()[1]
-        if kind is MarkerType.START:
-            deadline = markers.start_deadline(deadline, at)
         if kind is not MarkerType.END:
             detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
             if deadline:

@@ -16,6 +16,7 @@ from kmqadmin.kmq import (
 from kmqadmin.kmq import headers as h
 from tests.process import wait_for
 from tests.queue_helpers import dlq, poll_until, send
+from tests.raw_produce import RawRecord, produce_raw
 
 
 def open_now(view: InFlightView) -> set[tuple[int, int]]:
@@ -101,15 +102,18 @@ def test_find_refuses_ids_of_other_queues_and_garbage(queue: QueueConfig) -> Non
 
 def test_markers_naming_no_delivery_of_their_partition_are_skipped(queue: QueueConfig) -> None:
     """A START for another queue partition, or a negative offset, would have
-    every page read a record that cannot exist (a 10 s wait, then a 503)."""
+    every page read a record that cannot exist (a 10 s wait, then a 503); one
+    whose deadline overflows int64 is the tracker's skip too."""
     producer = Producer({"bootstrap.servers": queue.bootstrap_servers})
     for partition, offset in ((-(2**31) + 1, 5), (1, 5), (0, -7)):
         key = markers.encode_key(partition, offset)
         producer.produce(queue.markers_topic, markers.start(60_000), key, partition=0)
     producer.flush(10)
+    overflowing = RawRecord(markers.start(-(2**63)), key=markers.encode_key(0, 8), timestamp=-1)
+    produce_raw(queue.bootstrap_servers, queue.markers_topic, [overflowing])
     view = InFlightView(queue)
     try:
-        wait_for(lambda: view.refresh() or view.skipped == 3, 20, "the three skipped")
+        wait_for(lambda: view.refresh() or view.skipped == 4, 20, "the four skipped")
         assert view.page() == []
     finally:
         view.close()

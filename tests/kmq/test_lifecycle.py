@@ -10,10 +10,12 @@ from kmqadmin.kmq import (
     QueueConfig,
     RedeliveryTracker,
     headers,
+    markers,
 )
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import dlq, poll_until, send
+from tests.raw_produce import RawRecord, produce_raw
 
 
 def test_story_of_an_acked_and_of_a_dead_lettered_message(
@@ -109,3 +111,27 @@ def test_redriven_letters_go_back_to_their_first_copys_partition(queue: QueueCon
 def _all_letters(letters: DeadLetters, n: int) -> list:
     found = [x for p in range(3) for x in letters.page(p, 100, None, LetterFilter()).letters]
     return found if len(found) == n else []
+
+
+def test_markers_that_do_not_decode_are_left_out_of_the_story(queue: QueueConfig) -> None:
+    """A START whose deadline overflows int64 raised out of the finder (the
+    message page's 500) instead of being left out like other bad markers."""
+    send(queue, 1, partition=0)
+    with QueueClient(queue) as client:
+        [message] = poll_until(client, 1)
+        key = markers.encode_key(0, message.offset)
+        hostile = [
+            RawRecord(markers.start(-(2**63)), key=key, timestamp=-1),
+            RawRecord(b"\x09not a marker", key=key),
+        ]
+        produce_raw(queue.bootstrap_servers, queue.markers_topic, hostile)
+        client.ack(message)
+        client.flush()
+    finder = LifecycleFinder(queue)
+    try:
+        story = wait_for(
+            lambda: (s := finder.find(message.id)) and s.state == "acked" and s, 20, "the ack"
+        )
+        assert [e.kind for e in story.events] == ["produced", "started", "acked"]
+    finally:
+        finder.close()

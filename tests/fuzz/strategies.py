@@ -119,11 +119,11 @@ marker_values = st.one_of(
     st.builds(lambda rest: b"\x04" + rest, some_bytes),
     st.sampled_from([markers.END, markers.REDELIVER_NOW, b"\x05", b"\xff"]),
 )
-marker_records = st.builds(
-    lambda key, value, partition: (key, value, partition),
-    marker_keys,
-    marker_values,
-    st.integers(0, PARTITIONS - 1),
+# (key, value, partition, timestamp): None stamps it now; -1 is "no
+# timestamp", as old clients write, under which a START's timeout may overflow.
+Mark = tuple[bytes | int, bytes | None, int, int | None]
+marker_records = st.tuples(
+    marker_keys, marker_values, st.integers(0, PARTITIONS - 1), st.sampled_from([None, -1])
 )
 
 

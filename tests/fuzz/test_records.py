@@ -118,7 +118,7 @@ def fuzzed(kafka: EmbeddedBroker, tmp_path: Path) -> Iterator[Fuzzed]:
 def test_hostile_records_stop_no_service_and_break_no_page(
     fuzzed: Fuzzed,
     hostile: list[RawRecord],
-    marks: list[tuple[bytes | int, bytes | None, int]],
+    marks: list[fz.Mark],
     letters: list[RawRecord],
     schedules: list[RawRecord],
     intents: list[str],
@@ -222,13 +222,11 @@ def _write_by_partition(config: QueueConfig, records: list[RawRecord]) -> list[t
     return coordinates
 
 
-def _marker(
-    mark: tuple[bytes | int, bytes | None, int], coordinates: list[tuple[int, int]]
-) -> RawRecord:
+def _marker(mark: fz.Mark, coordinates: list[tuple[int, int]]) -> RawRecord:
     """A marker record; a key given as an index names a hostile record of the
     example (or, with none, an offset no record has)."""
-    key, value, partition = mark
+    key, value, partition, timestamp = mark
     if isinstance(key, int):
         at = coordinates[key % len(coordinates)] if coordinates else (partition, -1 - key)
         key = markers.KEY.pack(*at)
-    return RawRecord(value, key=key, partition=partition)
+    return RawRecord(value, key=key, partition=partition, timestamp=timestamp)

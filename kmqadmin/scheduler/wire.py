@@ -32,6 +32,9 @@ Headers = list[tuple[str, bytes | None]]
 # The last second a date can show (9999-12-31T23:59:59Z): a later epoch is a
 # producer's mistake (1e15), not a time, and no page could print it.
 MAX_EPOCH_S = 253_402_300_799
+# The first second of year 1: an earlier epoch is no time either, and one far
+# enough back (-1e306) overflows to -inf in milliseconds.
+MIN_EPOCH_S = -62_135_596_800
 
 
 class ScheduleError(ValueError):
@@ -58,7 +61,7 @@ def encode_epoch(epoch_ms: int) -> bytes:
 
 def decode_epoch(data: bytes | None) -> int:
     """``scheduler-epoch`` in epoch milliseconds (a time before 1970 is due
-    now); past MAX_EPOCH_S the record is malformed."""
+    now); outside MIN_EPOCH_S..MAX_EPOCH_S the record is malformed."""
     if data is None:
         raise ScheduleError(f"no {EPOCH} header")
     try:
@@ -70,6 +73,8 @@ def decode_epoch(data: bytes | None) -> int:
         raise ScheduleError(f"{EPOCH} is not a finite number: {data[:40]!r}")
     if seconds > MAX_EPOCH_S:
         raise ScheduleError(f"{EPOCH} is after the year 9999: {data[:40]!r}")
+    if seconds < MIN_EPOCH_S:
+        raise ScheduleError(f"{EPOCH} is before the year 1: {data[:40]!r}")
     return max(0, round(seconds * 1000))
 
 

@@ -26,6 +26,12 @@ def test_whole_seconds_are_written_as_etf1_writes_them() -> None:
         (b"\xff\xfe", "not decimal epoch seconds"),
         (b"nan", "not a finite number"),
         (b"inf", "not a finite number"),
+        (b"-inf", "not a finite number"),
+        (b"1e400", "not a finite number"),
+        (b"-1e306", "before the year 1"),  # overflows to -inf in milliseconds
+        (b"-1.8e305", "before the year 1"),
+        (b"-1e308", "before the year 1"),
+        (b"-62135596801", "before the year 1"),
         (b"1e15", "after the year 9999"),  # a producer's, in ms by mistake
         (b"253402300800", "after the year 9999"),
     ],
@@ -43,6 +49,7 @@ def test_the_last_second_of_9999_is_a_time() -> None:
 
 def test_an_epoch_before_1970_is_due_now() -> None:
     assert wire.decode_epoch(b"-5") == 0
+    assert wire.decode_epoch(b"-62135596800") == 0  # 0001-01-01T00:00:00Z
 
 
 def test_deadline_needs_a_target_topic() -> None:

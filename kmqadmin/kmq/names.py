@@ -1,17 +1,10 @@
 """Topic names: Kafka's rule for one, and the default companion topics as
 SoftwareMill kmq names them."""
 
-import re
+from kmqadmin.kafka.topic_names import MAX_TOPIC_LENGTH, TOPIC_NAME, BadTopicName, check_name
 
-# Kafka accepts 1 to 249 of these characters in a topic name.
-MAX_TOPIC_LENGTH = 249
-# Unanchored, so URL patterns can embed it; anchor it to check a whole name.
-TOPIC_NAME = rf"[a-zA-Z0-9._-]{{1,{MAX_TOPIC_LENGTH}}}"
-_TOPIC_NAME = re.compile(TOPIC_NAME)
-
-
-class BadTopicName(ValueError):
-    """A name Kafka would refuse; the message says which rule it breaks."""
+# The rule itself is the kafka core's, so the scheduler can apply it too.
+__all__ = ["MAX_TOPIC_LENGTH", "TOPIC_NAME", "BadTopicName", "check_topic"]
 
 
 def markers_topic(topic: str) -> str:
@@ -42,7 +35,7 @@ def check_topic(name: str, *, queue: bool = False) -> str:
     """``name`` if Kafka accepts it as a topic (with ``queue``, its companion
     topics' names too); else BadTopicName saying why. The one rule the model,
     the forms, the API and /admin/ apply."""
-    _check_one(name)
+    check_name(name)
     if queue:
         for companion in COMPANIONS:
             if len(companion(name)) > MAX_TOPIC_LENGTH:
@@ -52,12 +45,3 @@ def check_topic(name: str, *, queue: bool = False) -> str:
                     f"would be longer than {MAX_TOPIC_LENGTH}"
                 )
     return name
-
-
-def _check_one(name: str) -> None:
-    if name in (".", ".."):
-        raise BadTopicName(f"{name!r} is not a topic name Kafka allows")
-    if len(name) > MAX_TOPIC_LENGTH:
-        raise BadTopicName(f"at most {MAX_TOPIC_LENGTH} characters, got {len(name)}")
-    if _TOPIC_NAME.fullmatch(name) is None:
-        raise BadTopicName("1 or more of a-z, A-Z, 0-9, '.', '_' and '-' only")

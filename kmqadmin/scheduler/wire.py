@@ -13,6 +13,7 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.topic_names import BadTopicName, check_name
 
 # The prefix of every header etf1's wire format gives a meaning to.
 PREFIX = "scheduler-"
@@ -147,9 +148,15 @@ def target(record: KafkaMessage, schedules_topic: str) -> Target:
 
 
 def _topic_name(data: bytes | None) -> str:
+    """The target topic, if Kafka allows the name: asking the broker about one
+    it refuses (a NUL, a space) raises instead of saying it is missing."""
     if not data:
         raise ScheduleError(f"no {TARGET_TOPIC} header")
     try:
-        return data.decode()
+        return check_name(data.decode())
     except UnicodeDecodeError:
         raise ScheduleError(f"{TARGET_TOPIC} is not UTF-8: {data[:40]!r}") from None
+    except BadTopicName as exc:
+        raise ScheduleError(
+            f"{TARGET_TOPIC} is not a topic name Kafka allows ({exc}): {data[:40]!r}"
+        ) from None

@@ -51,8 +51,8 @@ def test_hostile_schedule_records_do_not_break_the_schedules_page(
     cluster = Cluster.objects.create(name="local", bootstrap_servers=schedules.bootstrap_servers)
     ScheduleTopic.objects.create(cluster=cluster, topic=schedules.topic, group_id="g")
 
-    def schedule(key: bytes, epoch: bytes = b"4102444800") -> dict:
-        headers = [(wire.EPOCH, epoch), (wire.TARGET_TOPIC, target.encode())]
+    def schedule(key: bytes, epoch: bytes = b"4102444800", to: bytes = target.encode()) -> dict:
+        headers = [(wire.EPOCH, epoch), (wire.TARGET_TOPIC, to)]
         return {"key": key, "value": b"v", "headers": headers}
 
     produce(
@@ -64,6 +64,8 @@ def test_hostile_schedule_records_do_not_break_the_schedules_page(
             schedule(b"\xff"),
             schedule(b"\xfe"),  # due with \xff, and reads as the same U+FFFD
             schedule(b"far", epoch=b"1e15"),
+            schedule(b"past", epoch=b"-1e306"),
+            schedule(b"nul", to=b"a\x00b"),
             schedule(b"last", epoch=b"253402300799"),
         ],
     )
@@ -77,8 +79,8 @@ def test_hostile_schedule_records_do_not_break_the_schedules_page(
 
     page = wait_for(listed, 20, "the schedules listed").content.decode()
     assert page.count("<tr data-schedule=") == 5
-    assert "line\nbreak" in page and "far" not in page
-    assert clients.upcoming(schedules_config(schedules)).skipped == 1
+    assert "line\nbreak" in page and "far" not in page and "nul" not in page
+    assert clients.upcoming(schedules_config(schedules)).skipped == 3
     form = {"id": "x", "at": "9999-12-31T23:59:59-14:00", "target_topic": target}
     refused = operator.post(f"/schedules/{schedules.topic}/new", form)
     assert refused.status_code == 400 and b"after 9999-12-31" in refused.content

@@ -51,6 +51,11 @@ def test_a_bad_marker_or_schedule_is_raw_with_the_reason() -> None:
     undecodable = BrowsedRecord("t", 0, 1, 0, b"id", b"v", None)
     [schedule, *_] = renderings(undecodable, at(Kind.SCHEDULES))
     assert schedule.error.startswith("headers undecodable")
+    for epoch, topic in ((b"-1e306", b"t"), (b"10", b"a\x00b")):
+        headers = [("scheduler-epoch", epoch), ("scheduler-target-topic", topic)]
+        hostile = record(b"v", b"id", headers)
+        [schedule, *_] = renderings(hostile, at(Kind.SCHEDULES))
+        assert schedule.error.startswith("not a schedule: scheduler-")
 
 
 def test_a_new_renderer_is_one_function_in_the_list(monkeypatch) -> None:

@@ -1,5 +1,7 @@
 """A schedule record whose headers confluent-kafka cannot decode (a header name
-that is not UTF-8, issue 17) is skipped; the partition's other schedules fire."""
+that is not UTF-8, issue 17), or that no scheduler could fire (an epoch that
+overflows, a target topic Kafka would refuse), is skipped; the partition's
+other schedules fire."""
 
 import logging
 
@@ -11,8 +13,10 @@ from tests.raw_produce import RawRecord, produce_raw
 from tests.schedule_helpers import fired_ids, in_seconds
 
 
-def schedule(sid: str, target: str, extra: list[tuple[bytes, bytes]]) -> RawRecord:
-    epoch = wire.encode_epoch(int(in_seconds(1) * 1000))
+def schedule(
+    sid: str, target: str, extra: list[tuple[bytes, bytes]], epoch: bytes | None = None
+) -> RawRecord:
+    epoch = epoch or wire.encode_epoch(int(in_seconds(1) * 1000))
     headers = [(wire.EPOCH.encode(), epoch), (wire.TARGET_TOPIC.encode(), target.encode())]
     return RawRecord(sid.encode(), key=sid.encode(), headers=headers + extra, partition=0)
 
@@ -36,3 +40,27 @@ def test_it_is_skipped_and_the_rest_of_the_partition_fires(
 
     assert fired_ids(schedules, target) == {"before": 1, "after": 1}
     assert f"{schedules.topic}/0/{offsets[1]}: undecodable" in caplog.text
+
+
+def test_an_unfireable_epoch_or_target_is_skipped_without_a_restart(
+    schedules: SchedulerConfig,
+    target: str,
+    scheduler: Scheduler,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
+    records = [
+        schedule("far-past", target, [], epoch=b"-1e306"),
+        schedule("nul", "a\x00b", []),
+        schedule("dotdot", "..", []),
+        schedule("good", target, []),
+    ]
+    with caplog.at_level(logging.WARNING):
+        offsets = produce_raw(schedules.bootstrap_servers, schedules.topic, records)
+        wait_for(lambda: fired_ids(schedules, target), 30, "the good one fired")
+        wait_for(lambda: scheduler.stats().skipped == 3, 10, "the skips counted")
+
+    assert fired_ids(schedules, target) == {"good": 1}
+    assert scheduler.restarts == 0
+    assert f"{schedules.topic}/0/{offsets[0]}: scheduler-epoch is before the year 1" in caplog.text
+    assert f"{schedules.topic}/0/{offsets[1]}: scheduler-target-topic" in caplog.text

@@ -1,6 +1,7 @@
 """The etf1 wire format: epochs and the fired record's headers (pure logic)."""
 
 import pytest
+from confluent_kafka import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,6 +57,17 @@ def test_deadline_needs_a_target_topic() -> None:
     with pytest.raises(wire.ScheduleError, match="no scheduler-target-topic"):
         wire.deadline([(wire.EPOCH, b"10")])
     assert wire.deadline([(wire.EPOCH, b"10"), (wire.TARGET_TOPIC, b"t")]) == 10_000
+
+
+@pytest.mark.parametrize("name", [b"a\x00b", b"a b", b"a/b", b".", b"..", b"t" * 250])
+def test_a_target_topic_kafka_would_refuse_is_no_schedule(name: bytes) -> None:
+    """Never fired: asking the broker about such a name raises, not answers."""
+    headers = [(wire.EPOCH, b"10"), (wire.TARGET_TOPIC, name)]
+    with pytest.raises(wire.ScheduleError, match="not a topic name Kafka allows"):
+        wire.deadline(headers)
+    record = Message(topic="s", key=b"id", value=b"v", headers=headers, timestamp=(1, 0))
+    with pytest.raises(wire.ScheduleError, match="not a topic name Kafka allows"):
+        wire.target(record, "s")
 
 
 def test_schedule_headers_put_ours_first_and_pass_the_rest() -> None:

@@ -12,10 +12,10 @@ returns a Rendering with ``error`` set and the raw bytes as its text, so the
 page shows why next to what is there.
 """
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kmqadmin.kafka import json_payload
 from kmqadmin.kafka.browse import BrowsedRecord
 from kmqadmin.kafka.clock import utc_text
 from kmqadmin.kafka.payload_masking import MaskRules
@@ -113,10 +113,9 @@ def schedule(record: BrowsedRecord, source: Source) -> Rendering | None:
 def as_json(record: BrowsedRecord, source: Source) -> Rendering | None:
     """The payload pretty-printed, when it is JSON."""
     try:
-        document = json.loads(record.value or b"")
-    except (ValueError, RecursionError):
+        text = json_payload.pretty(json_payload.loads(record.value or b""))
+    except ValueError:
         return None
-    text = json.dumps(document, indent=2, ensure_ascii=False)
     return Rendering("json", "JSON", text[:SHOWN_BYTES] + _cut(len(text), "characters"))
 
 

@@ -7,6 +7,7 @@ import json
 
 from django import forms
 
+from kmqadmin.kafka import json_payload
 from kmqadmin.kafka.clock import epoch_ms
 from kmqadmin.kafka.groups import Partition
 from kmqadmin.kafka.offset_reset import MODES, ResetTarget
@@ -68,7 +69,7 @@ class ConfirmResetForm(GroupResetForm):
 
     def clean_offsets(self) -> dict[Partition, int]:
         try:
-            return parse_offsets(json.loads(self.cleaned_data["offsets"]))
+            return parse_offsets(json_payload.loads(self.cleaned_data["offsets"]))
         except ValueError as exc:  # JSON's errors are ValueErrors too
             raise forms.ValidationError(f"offsets: {exc}") from None
 

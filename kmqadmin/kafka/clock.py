@@ -5,7 +5,7 @@ the rounding and the refusal of naive datetimes are the same everywhere.
 """
 
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 
 # A point in time as callers give it: an aware datetime, or epoch seconds.
 When = datetime | int | float
@@ -25,3 +25,12 @@ def epoch_ms(at: When) -> int:
             raise ValueError("at must be timezone-aware (e.g. datetime.now(UTC))")
         return round(at.timestamp() * 1000)
     return round(at * 1000)
+
+
+def utc_text(ms: int) -> str:
+    """An epoch-ms time as ISO 8601 UTC for people; a time no datetime holds
+    (a hostile record's int64, say) is shown as its number, not raised."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, ValueError, OSError):
+        return f"epoch ms {ms} (not a date)"

@@ -24,6 +24,7 @@ from typing import Any
 import jsonpath
 from confluent_kafka import Message as KafkaMessage
 
+from . import json_payload
 from .browse import BrowsedRecord, Match
 from .record import Headers, UndecodableRecord
 from .record import headers as read_headers
@@ -84,8 +85,8 @@ class MaskRules:
             return HIDDEN
         if self.json_paths:
             try:
-                text = json.dumps(self.document(json.loads(text)), ensure_ascii=False)
-            except (ValueError, RecursionError):
+                text = json.dumps(self.document(json_payload.loads(text)), ensure_ascii=False)
+            except (ValueError, RecursionError):  # RecursionError: dumps of what loads took
                 return HIDDEN
         return frame + self.text(text).encode()
 

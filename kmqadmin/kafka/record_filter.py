@@ -12,7 +12,6 @@ that is not JSON, or not UTF-8, does not match a JSONPath filter; it is
 never an error.
 """
 
-import json
 from dataclasses import dataclass
 
 import jsonpath
@@ -20,6 +19,7 @@ from confluent_kafka import Message as KafkaMessage
 from jsonpath.segments import JSONPathChildSegment
 from jsonpath.selectors import Filter
 
+from . import json_payload
 from .record import UndecodableRecord
 from .record import headers as read_headers
 
@@ -100,8 +100,8 @@ def _selects(path: jsonpath.JSONPath | jsonpath.CompoundJSONPath, value: bytes |
     if not value:
         return False
     try:
-        document = json.loads(value)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
+        document = json_payload.loads(value)
+    except ValueError:  # not JSON, not UTF-8, or nested past Python's stack
         return False
     try:
         if path.match(document) is not None:

@@ -125,8 +125,8 @@ class SchemaDecoder:
         except SchemaRegistryError as exc:
             return Decoded(schema_id=schema_id, fallback=_registry_refusal(schema_id, exc))
         kind = schema.schema_type or "AVRO"
-        try:
-            value = self._deserialize(cached, kind, data)
+        try:  # jsonable recurses: a deeply nested value raises RecursionError here too
+            value = jsonable(self._deserialize(cached, kind, data))
         except _Unreachable as exc:
             return Decoded(schema_id=schema_id, schema_type=kind, fallback=str(exc))
         except Exception as exc:
@@ -137,7 +137,7 @@ class SchemaDecoder:
                 fallback=f"decode error ({kind}): {str(exc) or type(exc).__name__}",
             )
         self._decoded_ids.add(schema_id)
-        return Decoded(value=jsonable(value), schema_id=schema_id, schema_type=kind)
+        return Decoded(value=value, schema_id=schema_id, schema_type=kind)
 
     def _deserialize(self, cached: bool, kind: str, data: bytes) -> Any:
         if kind == "PROTOBUF":

@@ -146,6 +146,7 @@ def send_again(
     A record whose headers do not decode is sent with key, value and kmq-id
     only: its headers are what cannot be read. ``edit``: key, value and the
     user's headers to send instead (a redrive with edits); the rest as above."""
+    partitions = frozenset(producer.partitions(topic))
     for record in records:
         try:
             original = read_headers(record)
@@ -156,14 +157,17 @@ def send_again(
         key, value = record.key(), record.value()
         if edit is not None:
             key, value, kept = edit.key, edit.value, edit.onto(kept)
-        partition = _first_partition(topic, stable)
+        partition = _first_partition(topic, stable, partitions)
         producer.produce(topic, key=key, value=value, headers=kept, partition=partition)
     producer.flush(30)
 
 
-def _first_partition(topic: str, stable_id: bytes) -> int:
+def _first_partition(topic: str, stable_id: bytes, partitions: frozenset[int]) -> int:
     """The partition of ``topic`` that a kmq-id names, so that a message's
     copies and markers stay in one partition; -1 (the partitioner's choice)
-    for an id of another topic or none."""
+    for an id of another topic or none, or naming a partition the topic does
+    not have (a hostile header, which would fail the whole redrive)."""
     parsed = headers.parse_message_id(stable_id.decode(errors="replace"))
-    return parsed[1] if parsed is not None and parsed[0] == topic else -1
+    if parsed is None or parsed[0] != topic or parsed[1] not in partitions:
+        return -1
+    return parsed[1]

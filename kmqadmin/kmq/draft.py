@@ -5,10 +5,10 @@ so that a bad or oversize one writes nothing and says why."""
 
 import base64
 import binascii
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kmqadmin.kafka import json_payload
 from kmqadmin.kafka.message_size import record_bytes
 
 from .given_headers import RESERVED_PREFIXES, BadInput, check_headers, check_text
@@ -54,8 +54,8 @@ def decode_value(text: str, encoding: str) -> bytes:
             raise BadInput(f"the value is not base64: {exc}") from None
     if encoding == "json":
         try:
-            json.loads(text)
-        except (ValueError, RecursionError) as exc:
+            json_payload.loads(text)
+        except ValueError as exc:
             raise BadInput(f"the value is not JSON: {exc}") from None
     elif encoding != "utf-8":
         raise BadInput(f"{encoding!r} is not an encoding: one of {', '.join(ENCODINGS)}")

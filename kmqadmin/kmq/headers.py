@@ -39,7 +39,9 @@ def decode_count(data: bytes | None) -> int:
     if len(data) == 1:
         return data[0]
     if len(data) == 4:
-        return _INT32.unpack(data)[0]
+        if (count := _INT32.unpack(data)[0]) < 0:  # would earn 2**31 more deliveries
+            raise HeaderError(f"{REDELIVERY_COUNT} is negative: {count}")
+        return count
     raise HeaderError(f"{REDELIVERY_COUNT} must be 1 or 4 bytes, got {len(data)}")
 
 

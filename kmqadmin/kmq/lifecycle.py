@@ -15,11 +15,11 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.clock import utc_text
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.record import UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
@@ -226,7 +226,7 @@ def _events(
         if kind is not MarkerType.END:
             detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
             if deadline:
-                detail = f"deadline {_utc(deadline)}"
+                detail = f"deadline {utc_text(deadline)}"
             events.append(Event(at, _MARKER_EVENT[kind], copy, detail))
         elif copy in following and following[copy][1]:
             events.append(Event(at, "ended by redelivery", copy, f"copy {following[copy][0]}"))
@@ -265,7 +265,3 @@ def _share_events(copies: list[KafkaMessage], letters: list[KafkaMessage]) -> li
         events.append(Event(at, "dead-lettered", copy_at.get(at, copies[-1].offset()), detail))
     events.sort(key=lambda e: (e.at_ms, e.offset))
     return events
-
-
-def _utc(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, fields
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka import json_payload
+
 MINUTE_MS = 60_000
 
 
@@ -58,8 +60,8 @@ _NAMES = frozenset(f.name for f in fields(ShareCounts))
 def decode(record: KafkaMessage) -> ShareCounts:
     """The counts a record holds; BadCounts when any producer wrote junk."""
     try:
-        data = json.loads(record.value() or b"")
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = json_payload.loads(record.value() or b"")
+    except ValueError as exc:
         raise BadCounts(f"not JSON: {exc}") from None
     if not isinstance(data, dict) or "minute" not in data:
         raise BadCounts("not an object with a minute")

@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient
 from django.test import Client
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
+from kmqadmin.console.reset_form import ConfirmResetForm
 from kmqadmin.console.services import clients
 from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.embedded import EmbeddedBroker
@@ -285,3 +286,10 @@ def test_a_saved_cluster_gets_new_group_admins(cluster: Cluster) -> None:
     assert clients.group_admin(cluster, "share") is kept
     cluster.save()
     assert clients.group_admin(cluster, "share") is not kept
+
+
+def test_a_confirmed_reset_whose_offsets_nest_past_the_stack_is_refused() -> None:
+    """A forged confirm form raised RecursionError: a 500 instead of the reason."""
+    form = ConfirmResetForm({"to": "earliest", "offsets": "[" * 100_000})
+    assert not form.is_valid()
+    assert "offsets: JSON nested too deeply" in str(form.errors)

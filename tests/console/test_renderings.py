@@ -6,7 +6,7 @@ from kmqadmin.console.models import Cluster
 from kmqadmin.console.services import renderings as module
 from kmqadmin.console.services.renderings import Rendering, Source, renderings
 from kmqadmin.console.services.topic_kinds import Kind
-from kmqadmin.console.templatetags.kmq import SHOWN_BYTES
+from kmqadmin.console.templatetags.kmq import SHOWN_BYTES, payload
 from kmqadmin.kafka.browse import BrowsedRecord
 from kmqadmin.kmq import markers
 
@@ -71,3 +71,10 @@ def test_a_long_json_payload_is_cut_like_text() -> None:
     [shown, *_] = renderings(record(document), at(Kind.OTHER))
     assert shown.name == "json" and len(shown.text) < SHOWN_BYTES + 100
     assert shown.text.endswith("more characters not shown")
+
+
+def test_a_payload_nested_past_the_stack_is_shown_as_text() -> None:
+    """The page's payload filter let json's RecursionError through: a 500."""
+    deep = b"[" * SHOWN_BYTES
+    assert payload(deep)["kind"] == "text"
+    assert names(renderings(record(deep), at(Kind.OTHER))) == ["text", "hex"]

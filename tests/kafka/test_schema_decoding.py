@@ -5,6 +5,7 @@ import base64
 import datetime
 import time
 
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField
 
 from kmqadmin.kafka.embedded import free_port
@@ -69,6 +70,12 @@ def test_records_that_cannot_be_decoded_say_why(
     invalid = framing.json(topic, {"name": "pen", "qty": 3}).replace(b"3", b'"three"')
     refused = decoder.decode(invalid)
     assert refused.fallback.startswith("decode error (JSON): "), refused
+    # Valid JSON, but nested past the stack its JSON-able copy walks: that raised.
+    nested = Schema('{"type": "object", "properties": {"a": {"type": "array"}}}', "JSON")
+    schema_id = framing.client.register_schema(f"{topic}-deep", nested)
+    value = b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    deep = decoder.decode(b"\x00" + schema_id.to_bytes(4, "big") + value)
+    assert deep.fallback.startswith("decode error (JSON): "), deep
 
 
 def test_a_registry_that_is_down_is_a_reason_and_cached_schemas_still_decode(

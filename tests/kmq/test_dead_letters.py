@@ -7,7 +7,9 @@ from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import dead_letters as module
 from kmqadmin.kmq.dead_letters import SCAN_FACTOR, DeadLetters, LetterFilter
-from tests.kafka_helpers import count_reads, fill
+from tests.kafka_helpers import count_reads, fill, read_all
+from tests.process import wait_for
+from tests.raw_produce import RawRecord, produce_raw
 
 OLD = 100_000
 
@@ -34,3 +36,24 @@ def test_a_since_page_seeks_past_older_letters_and_reads_at_most_its_cap(
         assert sorted(o for _, _, o in handed) == list(range(OLD, OLD + 10 * SCAN_FACTOR))
     finally:
         letters.close()
+
+
+def test_a_letter_whose_kmq_id_names_a_missing_partition_is_redriven_with_the_rest(
+    queue: QueueConfig,
+) -> None:
+    """Its copy went to partition 2147483647: the flush failed and no letter
+    of the batch was redriven, on every retry of the page or the job."""
+    forged = f"{queue.topic}/2147483647/0".encode()
+    written = [
+        RawRecord(b"forged", headers=[(b"kmq-id", forged)]),
+        RawRecord(b"plain", headers=[(b"kmq-id", f"{queue.topic}/1/0".encode())]),
+    ]
+    produce_raw(queue.bootstrap_servers, queue.dlq_topic, written)
+    letters = DeadLetters(queue)
+    try:
+        found = wait_for(lambda: letters.page(0, 10).letters, 20, "the two letters")
+        letters.redrive(found)
+    finally:
+        letters.close()
+    back = {r.value(): r.partition() for r in read_all(queue, queue.topic)}
+    assert back.keys() == {b"forged", b"plain"} and back[b"plain"] == 1

@@ -115,7 +115,8 @@ def _all_letters(letters: DeadLetters, n: int) -> list:
 
 def test_markers_that_do_not_decode_are_left_out_of_the_story(queue: QueueConfig) -> None:
     """A START whose deadline overflows int64 raised out of the finder (the
-    message page's 500) instead of being left out like other bad markers."""
+    message page's 500) instead of being left out like other bad markers;
+    an EXTEND to a time no date holds raised when the story was told."""
     send(queue, 1, partition=0)
     with QueueClient(queue) as client:
         [message] = poll_until(client, 1)
@@ -123,6 +124,7 @@ def test_markers_that_do_not_decode_are_left_out_of_the_story(queue: QueueConfig
         hostile = [
             RawRecord(markers.start(-(2**63)), key=key, timestamp=-1),
             RawRecord(b"\x09not a marker", key=key),
+            RawRecord(markers.extend(2**63 - 1), key=key),
         ]
         produce_raw(queue.bootstrap_servers, queue.markers_topic, hostile)
         client.ack(message)
@@ -132,6 +134,7 @@ def test_markers_that_do_not_decode_are_left_out_of_the_story(queue: QueueConfig
         story = wait_for(
             lambda: (s := finder.find(message.id)) and s.state == "acked" and s, 20, "the ack"
         )
-        assert [e.kind for e in story.events] == ["produced", "started", "acked"]
+        assert [e.kind for e in story.events] == ["produced", "started", "extended", "acked"]
+        assert story.events[2].detail == f"deadline epoch ms {2**63 - 1} (not a date)"
     finally:
         finder.close()

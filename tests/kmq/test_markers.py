@@ -106,6 +106,8 @@ def test_redelivery_count_garbage() -> None:
     assert headers.decode_count(None) == 0
     with pytest.raises(headers.HeaderError, match="must be 1 or 4 bytes, got 3"):
         headers.decode_count(b"abc")
+    with pytest.raises(headers.HeaderError, match="is negative: -2147483648"):
+        headers.decode_count(b"\x80\x00\x00\x00")  # never dead-lettered: 2**31 redeliveries
 
 
 TOPIC_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"

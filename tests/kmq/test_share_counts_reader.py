@@ -9,8 +9,9 @@ from confluent_kafka import Producer
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.topics import ensure_topics
-from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
+from kmqadmin.kmq.share_counts import MINUTE_MS, BadCounts, ShareCounts, decode, minute_of
 from kmqadmin.kmq.share_counts_reader import ShareCountsReader
+from tests.kmq.marker_records import FakeRecord
 
 
 @pytest.fixture
@@ -58,3 +59,9 @@ def test_an_empty_counts_topic_is_zeros(reader: ShareCountsReader) -> None:
     window = reader.last(60)
     assert len(window.minutes) == 60 and not any(c.any() for c in window.minutes)
     assert window.complete and window.bad_records == 0
+
+
+def test_counts_nested_past_the_stack_are_bad_counts() -> None:
+    """A RecursionError escaped the reader: the share pages and /metrics failed."""
+    with pytest.raises(BadCounts, match="nested too deeply"):
+        decode(FakeRecord(0, 0, b"client", b"[" * 100_000))

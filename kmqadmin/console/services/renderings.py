@@ -12,12 +12,12 @@ returns a Rendering with ``error`` set and the raw bytes as its text, so the
 page shows why next to what is there.
 """
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from kmqadmin.kafka import json_payload
 from kmqadmin.kafka.browse import BrowsedRecord
+from kmqadmin.kafka.clock import utc_text
 from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.schema_decoding import NOT_FRAMED
 from kmqadmin.kmq import markers
@@ -74,9 +74,9 @@ def marker(record: BrowsedRecord, source: Source) -> Rendering | None:
         lines = [f"queue record: partition {partition}, offset {offset}", f"marker: {what.name}"]
         if what is markers.MarkerType.START:
             due = markers.start_deadline(number, record.timestamp_ms)
-            lines.append(f"redeliver at: {_utc(due)} (timeout {number} ms)")
+            lines.append(f"redeliver at: {utc_text(due)} (timeout {number} ms)")
         elif what is markers.MarkerType.EXTEND:
-            lines.append(f"redeliver at: {_utc(number)}")
+            lines.append(f"redeliver at: {utc_text(number)}")
         elif rest:
             lines.append(f"reason: {rest.decode(errors='replace')}")
     except markers.MarkerError as exc:
@@ -102,7 +102,7 @@ def schedule(record: BrowsedRecord, source: Source) -> Rendering | None:
         return _undecoded("schedule", "Schedule", record, f"not a schedule: {exc}")
     lines = [
         f"schedule: {schedule_id}",
-        f"fires at: {_utc(due)}",
+        f"fires at: {utc_text(due)}",
         f"target topic: {_text(found.get(wire.TARGET_TOPIC))}",
         f"target key: {_text(found.get(wire.TARGET_KEY)) or '(none)'}",
     ]
@@ -113,10 +113,9 @@ def schedule(record: BrowsedRecord, source: Source) -> Rendering | None:
 def as_json(record: BrowsedRecord, source: Source) -> Rendering | None:
     """The payload pretty-printed, when it is JSON."""
     try:
-        document = json.loads(record.value or b"")
-    except (ValueError, RecursionError):
+        text = json_payload.pretty(json_payload.loads(record.value or b""))
+    except ValueError:
         return None
-    text = json.dumps(document, indent=2, ensure_ascii=False)
     return Rendering("json", "JSON", text[:SHOWN_BYTES] + _cut(len(text), "characters"))
 
 
@@ -160,13 +159,6 @@ def _cut(size: int, unit: str) -> str:
     """Says what a page leaves out of a long payload (the hex dump and the
     text show the first SHOWN_BYTES)."""
     return f"\n… {size - SHOWN_BYTES} more {unit} not shown" if size > SHOWN_BYTES else ""
-
-
-def _utc(ms: int) -> str:
-    try:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
-    except (OverflowError, ValueError, OSError):
-        return f"epoch ms {ms} (not a date)"
 
 
 def _text(data: bytes | None) -> str:

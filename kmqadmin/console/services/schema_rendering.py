@@ -6,9 +6,9 @@ keeps its raw rendering. Nothing here raises: a missing password, a registry
 that is down or a corrupt record is a reason on the page, never a 500.
 """
 
-import json
 from dataclasses import dataclass
 
+from kmqadmin.kafka import json_payload
 from kmqadmin.kafka.errors import ClusterSettingError
 from kmqadmin.kafka.payload_masking import MaskRules
 from kmqadmin.kafka.schema_decoding import MAGIC_BYTE, Decoded, decoder_for
@@ -74,4 +74,7 @@ def schema_rendering(
 
 
 def _pretty(value: object) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    try:
+        return json_payload.pretty(value)
+    except ValueError as exc:
+        return str(exc)

@@ -1,11 +1,11 @@
 """Template filters for Kafka's shapes: epoch milliseconds, deadlines, payloads."""
 
-import json
 import string
 from datetime import UTC, datetime
 
 from django import template
 
+from kmqadmin.kafka import json_payload
 from kmqadmin.kafka.clock import now_ms
 
 from .. import durations
@@ -60,7 +60,7 @@ def payload(value: bytes | None) -> dict:
     except UnicodeDecodeError:
         return {"kind": "hex", "text": _hex(data), "cut": cut}
     try:
-        return {"kind": "json", "text": json.dumps(json.loads(text), indent=2), "cut": cut}
+        return {"kind": "json", "text": json_payload.pretty(json_payload.loads(text)), "cut": cut}
     except ValueError:
         pass
     if all(c in _PRINTABLE or c.isprintable() for c in text):

@@ -185,13 +185,14 @@ def _valid_counts(parsed: Column) -> Column:
     """The rules of kmq.share_counts.decode, on a parsed JSON variant: an
     object with a minute, every count it names a non-negative integer (JSON's
     1.0, "1", true or null are not); other keys are ignored. The minute must
-    also be one a run can place (placed()), or it would be the event's time."""
+    also be one a run can place (placed()): an invalid record keeps the time
+    it was written at, so a streaming run logs and counts it."""
 
     def integer(name: str) -> Column:
         found = F.try_variant_get(parsed, f"$.{name}", "variant")
         whole = (F.schema_of_variant(found) == "BIGINT") & (_json_count(parsed, name) >= 0)
         if name == "minute":
-            return whole & (_json_count(parsed, name) <= LATEST_MS)
+            return whole & placed(_json_count(parsed, name)).isNotNull()
         return found.isNull() | whole
 
     is_object = F.schema_of_variant(parsed).startswith("OBJECT")

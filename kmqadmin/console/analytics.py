@@ -1,6 +1,7 @@
 """The analytics pipeline run for the registered queues, one job per cluster,
 and its per-minute rows kept for the console's charts."""
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,8 @@ from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import spark_session
 
 from .models import Cluster, LifecycleMinute, Queue
+
+log = logging.getLogger(__name__)
 
 
 def session() -> SparkSession:
@@ -80,11 +83,11 @@ def save(cluster: Cluster, result: RunResult) -> int:
     rows = [
         LifecycleMinute(
             queue=queues[row["queue"]],
-            minute=datetime.fromtimestamp(row["minute_ms"] / 1000, UTC),
+            minute=minute,
             **{name: row[name] for name in MINUTE_COLUMNS},
         )
         for row in result.minutes
-        if row["queue"] in queues
+        if row["queue"] in queues and (minute := _minute(row)) is not None
     ]
     LifecycleMinute.objects.bulk_create(
         rows,
@@ -93,3 +96,14 @@ def save(cluster: Cluster, result: RunResult) -> int:
         update_fields=list(MINUTE_COLUMNS),
     )
     return len(rows)
+
+
+def _minute(row: dict) -> datetime | None:
+    """The row's minute; None, logged, for one no datetime holds. The
+    pipeline places no event there (events.placed), and one minute that
+    slips through must not fail the save of the others, run after run."""
+    try:
+        return datetime.fromtimestamp(row["minute_ms"] / 1000, UTC)
+    except (ValueError, OverflowError, OSError) as exc:
+        log.warning("skipped analytics minute %s of %s: %s", row["minute_ms"], row["queue"], exc)
+        return None

@@ -5,8 +5,9 @@ section 3 and kmq.share_counts.
 Payloads are dropped here, so everything after (the streaming run's event
 log included) handles a few dozen bytes per record. A record that does not
 decode (a marker with a short key or an unknown type byte, a counts record
-that is not share_counts' JSON) is kept with ``valid = false``: the
-lifecycle skips it and the run counts it.
+that is not share_counts' JSON), and any record whose time a run cannot
+place (see placed()), is kept with ``valid = false``: the lifecycle skips it
+and the run counts it.
 """
 
 import operator
@@ -23,6 +24,11 @@ from kmqadmin.kmq.markers import MarkerType
 from kmqadmin.kmq.share_counts import ShareCounts
 
 QUEUE, MARKERS, DLQ, COUNTS = "queue", "markers", "dlq", "counts"
+
+# The times a run places events at: from the epoch to the last millisecond of
+# year 9999, the last a datetime (the console's minutes) holds. Any producer
+# can write a record time or counts minute outside them.
+EARLIEST_MS, LATEST_MS = 0, 253_402_300_799_999
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +90,13 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
     counted = is_counts & _valid_counts(tally)
     # A counts record counts for its minute, not for when it was published.
     minute = F.when(counted, _json_count(tally, "minute"))
+    at_ms = placed(F.coalesce(minute, F.unix_millis("timestamp")))
     return joined.select(
         "queue",
         "role",
         "partition",
         "offset",
-        F.coalesce(minute, F.unix_millis("timestamp")).alias("at_ms"),
+        at_ms.alias("at_ms"),
         F.col("timestampType").alias("timestamp_type"),
         F.when(role == QUEUE, F.coalesce(stable_id, own_id))
         .when(role == DLQ, stable_id)
@@ -102,11 +109,18 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
         F.when(is_marker, copy_offset).alias("copy_offset"),
         F.when(is_marker, marker_type).alias("marker_type"),
         F.when(counted, _tally(tally)).alias("tally"),
-        F.when(is_marker, _valid_marker(key_ok, marker_type))
-        .when(is_counts, counted)
-        .otherwise(True)
-        .alias("valid"),
+        (
+            at_ms.isNotNull()
+            & F.when(is_marker, _valid_marker(key_ok, marker_type))
+            .when(is_counts, counted)
+            .otherwise(True)
+        ).alias("valid"),
     )
+
+
+def placed(ms: Column) -> Column:
+    """``ms`` when a run can place it in time, else null (an invalid event)."""
+    return F.when(ms.between(EARLIEST_MS, LATEST_MS), ms)
 
 
 # markers.KEY is ">iq": an int32 queue partition, then an int64 queue offset.
@@ -170,12 +184,16 @@ def _tally(parsed: Column) -> Column:
 def _valid_counts(parsed: Column) -> Column:
     """The rules of kmq.share_counts.decode, on a parsed JSON variant: an
     object with a minute, every count it names a non-negative integer (JSON's
-    1.0, "1", true or null are not); other keys are ignored."""
+    1.0, "1", true or null are not); other keys are ignored. The minute must
+    also be one a run can place (placed()): an invalid record keeps the time
+    it was written at, so a streaming run logs and counts it."""
 
     def integer(name: str) -> Column:
         found = F.try_variant_get(parsed, f"$.{name}", "variant")
         whole = (F.schema_of_variant(found) == "BIGINT") & (_json_count(parsed, name) >= 0)
-        return whole if name == "minute" else found.isNull() | whole
+        if name == "minute":
+            return whole & placed(_json_count(parsed, name)).isNotNull()
+        return found.isNull() | whole
 
     is_object = F.schema_of_variant(parsed).startswith("OBJECT")
     return F.coalesce(reduce(operator.and_, map(integer, _COUNT_FIELDS), is_object), F.lit(False))

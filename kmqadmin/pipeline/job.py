@@ -22,7 +22,7 @@ from pyspark.sql.types import StructType
 from kmqadmin.kafka.masking import Masked
 from kmqadmin.kafka.security import ClusterSecurity
 
-from .events import QueueTopics, events, topics
+from .events import QueueTopics, events, placed, topics
 from .lifecycle import analyse, partition_columns, skipped
 from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
 
@@ -102,7 +102,9 @@ class AnalyticsJob:
             first = new.agg(F.min("at_ms")).first()[0]
             if first is None:
                 return None
-            logged = new.select("*", *partition_columns("at_ms"))
+            # An event with no time (events.placed) belongs to no hour: not logged.
+            timed = new.filter(F.col("at_ms").isNotNull())
+            logged = timed.select("*", *partition_columns("at_ms"))
             logged.write.mode("append").partitionBy(*PARTITIONS).parquet(str(self._path("events")))
         finally:
             new.unpersist()
@@ -144,6 +146,8 @@ def read_log(spark: SparkSession, path: Path, start_ms: int, schema: StructType)
     Read with ``schema``, this version's columns: an upgrade keeps the log,
     whose older files lack the newer columns (they read as null), and
     Parquet alone takes the columns of whichever file it opens first.
+    Events an older version logged as valid at a time no run can place
+    (a counts minute in year 33658) are invalid now.
     """
     return (
         spark.read.schema(schema)
@@ -153,6 +157,7 @@ def read_log(spark: SparkSession, path: Path, start_ms: int, schema: StructType)
         .filter(F.col("at_ms") >= start_ms)
         # A micro-batch replayed after a crash appended its events twice.
         .dropDuplicates(["queue", "role", "partition", "offset"])
+        .withColumn("valid", F.col("valid") & placed(F.col("at_ms")).isNotNull())
     )
 
 

@@ -61,7 +61,9 @@ class LifecycleTables:
 
 
 def analyse(events: DataFrame, since_ms: int, share: Collection[str]) -> LifecycleTables:
-    """``share`` names the share queues among the events' queues."""
+    """``share`` names the share queues among the events' queues; invalid
+    events are left out (skipped() counts them)."""
+    events = events.filter("valid")
     copies = _copies(events)
     marked = _marked(events, copies)
     letters = _letters(events)
@@ -74,7 +76,7 @@ def analyse(events: DataFrame, since_ms: int, share: Collection[str]) -> Lifecyc
 
 
 def skipped(events: DataFrame) -> DataFrame:
-    """Markers and counts records that do not decode, per queue."""
+    """Events that are not valid (events.events), per queue."""
     return events.filter(~F.col("valid")).groupBy("queue").count()
 
 
@@ -93,8 +95,8 @@ def _copies(events: DataFrame) -> DataFrame:
 
 
 def _marked(events: DataFrame, copies: DataFrame) -> DataFrame:
-    """Valid markers joined to the copy they name; markers of copies not read are dropped."""
-    markers = events.filter((F.col("role") == MARKERS) & F.col("valid")).select(
+    """Markers joined to the copy they name; markers of copies not read are dropped."""
+    markers = events.filter(F.col("role") == MARKERS).select(
         "queue",
         F.col("copy_partition").alias("partition"),
         F.col("copy_offset").alias("offset"),
@@ -140,7 +142,7 @@ def _letters(events: DataFrame) -> DataFrame:
 
 def _tallies(events: DataFrame) -> DataFrame:
     """Share queues' counts records, as the minute columns they add to."""
-    return events.filter((F.col("role") == COUNTS_ROLE) & F.col("valid")).select(
+    return events.filter(F.col("role") == COUNTS_ROLE).select(
         "queue",
         F.col("at_ms").alias("ms"),
         *(F.col(f"tally.{name}").alias(column) for name, column in _TALLY_COLUMNS.items()),

@@ -39,6 +39,13 @@ SPARK_SCHEMA = (
     "timestamp timestamp, timestampType int, headers array<struct<key: string, value: binary>>"
 )
 
+# The widest time a microsecond timestamp column holds. A producer may write
+# any int64 CreateTime (Kafka 4's default broker takes -10^16, a topic with
+# message.timestamp.after.max.ms raised takes 10^16): beyond this the record
+# is read with a null timestamp, and events() counts it as invalid. (Spark's
+# own Kafka source fails the read instead: KAFKA_MALFORMED_RECORD_TIMESTAMP.)
+_STAMP_MS = (2**63 - 1) // 1000
+
 BATCH = 10_000
 POLL_S = 0.05
 # A range ends at its last offset or at the partition's end (EOF); a
@@ -104,7 +111,7 @@ def _batch(records: list, topic: str, partition: int) -> pa.RecordBatch:
         values.append(record.value())
         offsets.append(record.offset())
         kind, stamp = record.timestamp()
-        stamps.append(stamp * 1000)
+        stamps.append(stamp * 1000 if -_STAMP_MS <= stamp <= _STAMP_MS else _overflowed(record))
         # librdkafka: 1 CreateTime, 2 LogAppendTime; Spark: 0 and 1.
         kinds.append(kind - 1)
         headers.append(_headers(record))
@@ -120,6 +127,16 @@ def _batch(records: list, topic: str, partition: int) -> pa.RecordBatch:
             pa.array(headers, pa.list_(HEADER)),
         ],
         schema=SCHEMA,
+    )
+
+
+def _overflowed(record: Any) -> None:
+    log.warning(
+        "%s/%d/%d: timestamp %d ms overflows a timestamp column; read with a null timestamp",
+        record.topic(),
+        record.partition(),
+        record.offset(),
+        record.timestamp()[1],
     )
 
 

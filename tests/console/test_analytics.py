@@ -1,5 +1,6 @@
 """`kmq analytics`, its beat task and the charts, on real traffic and the test DB."""
 
+import logging
 import time
 from io import StringIO
 
@@ -12,7 +13,9 @@ from kmqadmin.console import analytics
 from kmqadmin.console.models import LifecycleMinute, Queue
 from kmqadmin.console.services import jobs
 from kmqadmin.kmq import QueueClient, QueueProducer
+from kmqadmin.pipeline.columns import COUNTS, MINUTE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
+from kmqadmin.pipeline.job import RunResult
 
 from .conftest import client_as
 
@@ -133,3 +136,22 @@ def test_a_share_queues_page_charts_its_counts_and_says_why_there_is_no_latency_
     dashboard = client.get("/").content.decode()
     assert f'"label": "{registered.topic}", "data": [1.5]' in dashboard
     assert f'"label": "{share.topic}"' not in dashboard  # no empty latency line
+
+
+def test_a_minute_no_datetime_holds_is_skipped_and_the_others_saved(
+    registered: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = timezone.now().replace(second=0, microsecond=0)
+    measures = dict.fromkeys(MINUTE_COLUMNS) | dict.fromkeys(COUNTS, 0) | {"produced": 3}
+    rows = [
+        {"queue": registered.topic, "minute_ms": ms, **measures}
+        for ms in (int(now.timestamp() * 1000), 10**15, 2**63 - 1)
+    ]
+    result = RunResult(since_ms=0, facts=3, minutes=rows, skipped={})
+
+    with caplog.at_level(logging.WARNING):
+        saved = analytics.save(registered.cluster, result)
+
+    assert saved == 1
+    assert list(LifecycleMinute.objects.values_list("minute", "produced")) == [(now, 3)]
+    assert f"skipped analytics minute {10**15} of {registered.topic}" in caplog.text

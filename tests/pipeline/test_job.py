@@ -6,11 +6,14 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.topics import ensure_topics
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import NAME, SPARK_KAFKA
+from tests.raw_produce import RawRecord, produce_raw
 
 from . import scenario
+from .conftest import KEEP
 from .scenario import T
 
 SOURCES = ["spark", "python"]  # KMQ_PIPELINE_SOURCE: Spark's Kafka source, and ours
@@ -147,3 +150,64 @@ def test_stream_reads_new_records_only_and_resumes_from_its_checkpoint(
     assert (by_minute[0]["produced"], by_minute[0]["acked"]) == (7, 4)
     logged = spark.read.parquet(str(tmp_path / "out" / "events")).count()
     assert logged == first + second
+
+
+# CreateTimes no run can place: before 1970, after year 9999, and overflowing
+# a microsecond timestamp column both ways. Kafka 4's default broker takes the
+# negative ones; a topic whose message.timestamp.after.max.ms is raised (the
+# default before Kafka 4) takes any. Spark's own source fails the read on a
+# time that overflows (KAFKA_MALFORMED_RECORD_TIMESTAMP): ours alone reads those.
+UNPLACED = {"spark": (-1, 10**15), "python": (-1, 10**15, 10**16, -(10**16))}
+ANY_TIME = {**KEEP, "message.timestamp.after.max.ms": str(2**63 - 1)}
+
+
+def _any_time_queue(kafka: EmbeddedBroker, topic: str) -> QueueTopics:
+    queue = QueueTopics(topic, f"{topic}__markers", f"{topic}__undelivered")
+    names = [queue.queue, queue.markers, queue.dlq]
+    ensure_topics(kafka.bootstrap_servers, dict.fromkeys(names, 1), dict.fromkeys(names, ANY_TIME))
+    return queue
+
+
+def _unplaced(kafka: EmbeddedBroker, topic: str, source: str) -> int:
+    records = [RawRecord(b"payload", timestamp=at) for at in UNPLACED[source]]
+    return len(produce_raw(kafka.bootstrap_servers, topic, records))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_records_at_times_no_run_can_place_are_skipped_and_counted(
+    spark: SparkSession, kafka: EmbeddedBroker, topic: str, tmp_path: Path, source: str
+) -> None:
+    queue = _any_time_queue(kafka, topic)
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+    scenario.write(kafka.bootstrap_servers, queue, 2)
+    bad = _unplaced(kafka, queue.queue, source) + _unplaced(kafka, queue.dlq, source)
+
+    for _ in range(2):  # the next run as well
+        result = _job(spark, kafka, queue, tmp_path, source).run_batch(T)
+
+        assert _facts(spark, tmp_path) == scenario.facts(queue)
+        assert result.skipped == {queue.queue: 1 + bad}
+        scenario.assert_minutes(_minutes(result))
+
+
+def test_a_stream_skips_records_at_times_no_run_can_place_and_runs_on(
+    spark: SparkSession, kafka: EmbeddedBroker, topic: str, tmp_path: Path
+) -> None:
+    queue = _any_time_queue(kafka, topic)
+    job = _job(spark, kafka, queue, tmp_path / "out", "python")
+    checkpoint = tmp_path / "checkpoint"
+    first = scenario.write(kafka.bootstrap_servers, queue, 1)
+    bad = _unplaced(kafka, queue.dlq, "python")
+
+    read, _ = _stream_once(job, checkpoint)
+
+    assert read == first + bad
+    second = scenario.write(kafka.bootstrap_servers, queue, 2)
+    bad = _unplaced(kafka, queue.dlq, "python")
+    read, results = _stream_once(job, checkpoint)
+
+    assert read == second + bad
+    assert _facts(spark, tmp_path / "out") == scenario.facts(queue)
+    scenario.assert_minutes(_minutes(results[-1]))
+    # Not logged: an event with no time belongs to no hour a run recomputes.
+    assert spark.read.parquet(str(tmp_path / "out" / "events")).count() == first + second

@@ -5,7 +5,7 @@ tests of this module, since each costs Spark seconds.
 The share queue's traffic goes through a real ShareQueueClient: six
 messages and a delayed retry copy of m0; m3 released once, m4 and m5
 rejected, the rest acked. Its counts topic also gets two records that are
-not share_counts' JSON.
+not share_counts' JSON, and two whose minute no run can place.
 """
 
 import json
@@ -73,6 +73,10 @@ def _share_queue(kafka: EmbeddedBroker) -> QueueTopics:
     raw.produce(config.counts_topic, key=b"junk", value=b"{not json")
     typo = {"minute": minute_of(now_ms()), "accepted": "7"}
     raw.produce(config.counts_topic, key=b"junk", value=json.dumps(typo).encode())
+    # Minutes no run can place: year 33658, and one Spark's timestamps overflow on.
+    for minute in (10**15, 2**63 - 1):
+        far = {"minute": minute, "accepted": 1}
+        raw.produce(config.counts_topic, key=b"junk", value=json.dumps(far).encode())
     raw.flush(10)
     return QueueTopics.share(topic, config.dlq_topic, config.counts_topic)
 
@@ -127,9 +131,12 @@ _OLD_EVENT = (
 )
 
 
-def _old_event_log(spark: SparkSession, kmq: QueueTopics, log: Path) -> None:
-    """The kmq story's first record, logged by the previous version."""
-    first = (kmq.queue, "queue", 0, 0, scenario.T, 0, f"{kmq.queue}/0/0", True, False)
+def _old_event_log(
+    spark: SparkSession, kmq: QueueTopics, log: Path, at_ms: int = scenario.T
+) -> None:
+    """The kmq story's first record, logged by the previous version (in
+    T's hour: where it is filed does not matter to these tests)."""
+    first = (kmq.queue, "queue", 0, 0, at_ms, 0, f"{kmq.queue}/0/0", True, False)
     row = (*first, None, None, None, None, True, date(2026, 1, 1), 10)
     frame = spark.createDataFrame([row], _OLD_EVENT)
     frame.write.partitionBy("queue", "date", "hour").parquet(str(log))
@@ -160,7 +167,7 @@ def test_share_minutes_count_first_copies_retries_releases_and_counts_with_null_
     # second delivery); redelivered: m0's retry copy and m3's release.
     assert totals == {"produced": 6, "acked": 5, "redelivered": 2, "dead_lettered": 2}
     assert {row[name] for row in rows for name in QUANTILE_COLUMNS} == {None}
-    assert runs.batch.skipped == {runs.kmq.queue: 1, runs.share.queue: 2}
+    assert runs.batch.skipped == {runs.kmq.queue: 1, runs.share.queue: 4}
 
 
 def test_share_facts_know_copies_and_letters_and_leave_the_rest_to_the_broker(
@@ -210,3 +217,14 @@ def test_an_event_log_begun_by_the_previous_version_reads_with_this_ones_columns
     [row] = read_log(spark, tmp_path / "events", scenario.T, columns).collect()
 
     assert (row["kmq_id"], row["valid"], row["tally"]) == (f"{runs.kmq.queue}/0/0", True, None)
+
+
+def test_an_event_an_older_version_logged_at_a_time_no_run_can_place_reads_as_invalid(
+    spark: SparkSession, runs: Runs, tmp_path: Path
+) -> None:
+    _old_event_log(spark, runs.kmq, tmp_path / "events", at_ms=10**15)
+    columns = spark.read.parquet(str(runs.out / "stream" / "events")).schema
+
+    [row] = read_log(spark, tmp_path / "events", scenario.T, columns).collect()
+
+    assert (row["at_ms"], row["valid"]) == (10**15, False)

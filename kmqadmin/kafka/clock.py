@@ -9,6 +9,9 @@ from datetime import UTC, datetime
 
 # A point in time as callers give it: an aware datetime, or epoch seconds.
 When = datetime | int | float
+# The last millisecond a datetime holds (9999-12-31T23:59:59.999Z): a later
+# time on the wire is a producer's mistake (1e15), and no page could show it.
+LAST_MS = 253_402_300_799_999
 
 
 def now_ms() -> int:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka import json_payload
+from kmqadmin.kafka.clock import LAST_MS
 
 MINUTE_MS = 60_000
 
@@ -68,6 +69,8 @@ def decode(record: KafkaMessage) -> ShareCounts:
     values = {k: v for k, v in data.items() if k in _NAMES}
     if not all(type(v) is int and 0 <= v < 2**63 for v in values.values()):
         raise BadCounts("counts must be non-negative integers")
+    if values["minute"] > LAST_MS:  # the pipeline's rule too (pipeline/events.py)
+        raise BadCounts(f"minute {values['minute']} is after the year 9999")
     return ShareCounts(**values)
 
 

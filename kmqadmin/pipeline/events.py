@@ -19,16 +19,17 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kmqadmin.kafka.clock import LAST_MS
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerType
 from kmqadmin.kmq.share_counts import ShareCounts
 
 QUEUE, MARKERS, DLQ, COUNTS = "queue", "markers", "dlq", "counts"
 
-# The times a run places events at: from the epoch to the last millisecond of
-# year 9999, the last a datetime (the console's minutes) holds. Any producer
-# can write a record time or counts minute outside them.
-EARLIEST_MS, LATEST_MS = 0, 253_402_300_799_999
+# The times a run places events at: from the epoch to the last millisecond a
+# datetime (the console's minutes) holds. Any producer can write a record
+# time or counts minute outside them.
+EARLIEST_MS = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
 
 def placed(ms: Column) -> Column:
     """``ms`` when a run can place it in time, else null (an invalid event)."""
-    return F.when(ms.between(EARLIEST_MS, LATEST_MS), ms)
+    return F.when(ms.between(EARLIEST_MS, LAST_MS), ms)
 
 
 # markers.KEY is ">iq": an int32 queue partition, then an int64 queue offset.

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.clock import LAST_MS
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
 from kmqadmin.kafka.topic_names import BadTopicName, check_name
@@ -30,9 +31,7 @@ _FIRED = frozenset((FIRED_TIMESTAMP, FIRED_KEY, FIRED_TOPIC))
 
 Headers = list[tuple[str, bytes | None]]
 
-# The last second a date can show (9999-12-31T23:59:59Z): a later epoch is a
-# producer's mistake (1e15), not a time, and no page could print it.
-MAX_EPOCH_S = 253_402_300_799
+MAX_EPOCH_S = LAST_MS // 1000
 # The first second of year 1: an earlier epoch is no time either, and one far
 # enough back (-1e306) overflows to -inf in milliseconds.
 MIN_EPOCH_S = -62_135_596_800

@@ -65,3 +65,11 @@ def test_counts_nested_past_the_stack_are_bad_counts() -> None:
     """A RecursionError escaped the reader: the share pages and /metrics failed."""
     with pytest.raises(BadCounts, match="nested too deeply"):
         decode(FakeRecord(0, 0, b"client", b"[" * 100_000))
+
+
+def test_a_minute_no_date_holds_is_bad_counts() -> None:
+    """The pipeline skips such a record (its time is the minute's): the
+    console's reader must count it out too, not show it."""
+    with pytest.raises(BadCounts, match="after the year 9999"):
+        decode(FakeRecord(0, 0, b"client", b'{"minute": 1000000000000000}'))
+    assert decode(FakeRecord(0, 0, b"client", b'{"minute": 60000, "accepted": 2}')).accepted == 2

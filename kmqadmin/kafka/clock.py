@@ -31,9 +31,11 @@ def epoch_ms(at: When) -> int:
 
 
 def utc_text(ms: int) -> str:
-    """An epoch-ms time as ISO 8601 UTC for people; a time no datetime holds
-    (a hostile record's int64, say) is shown as its number, not raised."""
+    """An epoch-ms time in UTC for people, with spaces a narrow table cell can
+    wrap at; a time no datetime holds (a hostile record's int64, say) is
+    shown as its number, not raised."""
     try:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+        at = datetime.fromtimestamp(ms / 1000, UTC)
     except (OverflowError, ValueError, OSError):
         return f"epoch ms {ms} (not a date)"
+    return f"{at:%Y-%m-%d %H:%M:%S}.{ms % 1000:03d} UTC"

@@ -173,7 +173,7 @@ def test_markers_are_decoded_as_markers_and_a_bad_one_shown_raw_with_why(filled:
     start = viewer.get(f"{base}/0").content.decode()
     assert 'data-rendering="marker"' in start
     assert "queue record: partition 0, offset 5" in start and "marker: START" in start
-    assert "redeliver at: 2023-11-14T22:13:50.000+00:00 (timeout 30000 ms)" in start
+    assert "redeliver at: 2023-11-14 22:13:50.000 UTC (timeout 30000 ms)" in start
     assert "reason: bad order" in viewer.get(f"{base}/1").content.decode()
     bad = viewer.get(f"{base}/2").content.decode()
     assert "not a kmq marker: marker key must be 12 bytes" in bad and "73 68 6f 72 74" in bad
@@ -199,7 +199,7 @@ def test_schedules_are_decoded_as_schedules_and_a_bad_one_shown_raw_with_why(
     base = f"/clusters/local/topics/{schedules}/0"
     fired = viewer.get(f"{base}/0").content.decode()
     assert 'data-rendering="schedule"' in fired and "schedule: remind-1" in fired
-    assert "fires at: 2023-11-14T22:13:20.000+00:00" in fired and "target topic: invoices" in fired
+    assert "fires at: 2023-11-14 22:13:20.000 UTC" in fired and "target topic: invoices" in fired
     assert "target key: inv-1" in fired and "passes header trace: t-9" in fired
     assert "tombstone: cancels schedule remind-1" in viewer.get(f"{base}/1").content.decode()
     bad = viewer.get(f"{base}/2").content.decode()

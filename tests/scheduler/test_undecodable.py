@@ -21,22 +21,37 @@ def schedule(
     return RawRecord(sid.encode(), key=sid.encode(), headers=headers + extra, partition=0)
 
 
+def written(
+    scheduler: Scheduler,
+    schedules: SchedulerConfig,
+    target: str,
+    records: list[RawRecord],
+    good: int,
+    caplog: pytest.LogCaptureFixture,
+) -> list[int]:
+    """``records`` written once the scheduler owns every partition; their
+    offsets, once ``good`` of them fired and the rest were counted skipped."""
+    wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
+    with caplog.at_level(logging.WARNING):
+        offsets = produce_raw(schedules.bootstrap_servers, schedules.topic, records)
+        wait_for(lambda: len(fired_ids(schedules, target)) == good, 30, f"{good} fires")
+        skips = len(records) - good
+        wait_for(lambda: scheduler.stats().skipped == skips, 10, f"{skips} skips counted")
+    return offsets
+
+
 def test_it_is_skipped_and_the_rest_of_the_partition_fires(
     schedules: SchedulerConfig,
     target: str,
     scheduler: Scheduler,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
     records = [
         schedule("before", target, []),
         schedule("poison", target, [(b"\xff", b"x")]),
         schedule("after", target, [(b"trace", b"1")]),
     ]
-    with caplog.at_level(logging.WARNING):
-        offsets = produce_raw(schedules.bootstrap_servers, schedules.topic, records)
-        wait_for(lambda: len(fired_ids(schedules, target)) == 2, 30, "two fires")
-        wait_for(lambda: scheduler.stats().skipped == 1, 10, "the skip counted")
+    offsets = written(scheduler, schedules, target, records, 2, caplog)
 
     assert fired_ids(schedules, target) == {"before": 1, "after": 1}
     assert f"{schedules.topic}/0/{offsets[1]}: undecodable" in caplog.text
@@ -48,17 +63,13 @@ def test_an_unfireable_epoch_or_target_is_skipped_without_a_restart(
     scheduler: Scheduler,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
     records = [
         schedule("far-past", target, [], epoch=b"-1e306"),
         schedule("nul", "a\x00b", []),
         schedule("dotdot", "..", []),
         schedule("good", target, []),
     ]
-    with caplog.at_level(logging.WARNING):
-        offsets = produce_raw(schedules.bootstrap_servers, schedules.topic, records)
-        wait_for(lambda: fired_ids(schedules, target), 30, "the good one fired")
-        wait_for(lambda: scheduler.stats().skipped == 3, 10, "the skips counted")
+    offsets = written(scheduler, schedules, target, records, 1, caplog)
 
     assert fired_ids(schedules, target) == {"good": 1}
     assert scheduler.restarts == 0

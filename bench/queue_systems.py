@@ -22,7 +22,7 @@ from confluent_kafka import (
 )
 
 from kmqadmin.kafka.config import client_config, consumer_config
-from kmqadmin.kmq import QueueClient, QueueConfig, UnsettledMessages
+from kmqadmin.kmq import QueueClient, QueueConfig
 
 # What bench/queues.py calls each variant; "each" and "batch" name how a
 # batch is acknowledged: a call per message, or one ack_all.
@@ -44,8 +44,9 @@ class Target:
 
 
 class MustSettle(Exception):
-    """A share group hands a member its next batch only once every record of
-    the previous one is settled: a held record stops the member's polls."""
+    """librdkafka's share consumer hands a member its next batch only once
+    every record of the previous one is settled: a held record stops the
+    member's polls."""
 
 
 class System(Protocol):
@@ -115,10 +116,7 @@ class QueueBackend:
         self._batch_acks = batch_acks
 
     def poll(self, max_messages: int, timeout: float) -> list[Any]:
-        try:
-            return self._client.poll(max_messages, timeout)
-        except UnsettledMessages:
-            raise MustSettle from None
+        return self._client.poll(max_messages, timeout)
 
     def ack(self, done: list[Any], held: list[Any]) -> list[Any]:
         if self._batch_acks:

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import ConsumerGroupState, Producer
 
+from bench import slow_work
 from bench.common import quantiles, report
 from bench.kmq_throughput import fill, io_floor_consume
 from bench.queue_systems import (
@@ -328,7 +329,22 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
                 "systems": {s: bench.latency(s, shapes[0], rate) for s in bench.systems},
             },
             "head_of_line": head_of_line(bench, shapes[0]),
+            "slow_work": slow_work.run(bootstrap),
             "run_s": round(time.monotonic() - started),
+        }
+    finally:
+        bench.close()
+
+
+def grid_and_slow_work(bootstrap: str, args: argparse.Namespace) -> dict:
+    """The throughput grid and the slow-work section alone, in one run."""
+    shapes = [Shape(*cell) for cell in product(args.partitions, args.sizes, args.consumers)]
+    bench = Bench(bootstrap, args)
+    try:
+        return {
+            "settings": {k: getattr(args, k) for k in SETTINGS},
+            "throughput": throughput_grid(bench, shapes),
+            "slow_work": slow_work.run(bootstrap),
         }
     finally:
         bench.close()
@@ -353,10 +369,18 @@ def main() -> None:
     parser.add_argument("--consumers", nargs="+", type=int, default=list(CONSUMERS))
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     parser.add_argument("--quick", action="store_true", help="a smoke test: tiny sizes")
+    parser.add_argument(
+        "--grid-and-slow-work",
+        action="store_true",
+        help="only the throughput grid and the slow-work section",
+    )
     args = parser.parse_args()
     if args.quick:
         args.messages, args.slow_messages, args.latency_s, args.slow_every = 2000, 2000, 1.0, 100
         args.partitions, args.sizes = [4], [100]
+    if args.grid_and_slow_work:
+        report({"queues": lambda bootstrap: grid_and_slow_work(bootstrap, args)})
+        return
     report({"queues": lambda bootstrap: run(bootstrap, args)})
 
 

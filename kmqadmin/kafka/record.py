@@ -71,6 +71,13 @@ def headers(record: Message) -> Headers | None:
     return found
 
 
+def mark_undecodable(record: Message) -> None:
+    """Makes every later ``headers()`` of a record raise UndecodableRecord:
+    for a record whose headers a decoder of our own could not read, so it
+    takes the same way aside as one librdkafka could not."""
+    record.set_headers(_REPAIRED)
+
+
 def hexed(data: bytes | None, limit: int = 1024) -> str | None:
     """Bytes as spaced hex for a page or the API, the first ``limit`` of them."""
     if data is None:

@@ -10,14 +10,16 @@ from .dead_letters import DeadLetters, LetterFilter
 from .gauges import QueueGauges
 from .inflight import InFlight, InFlightView
 from .lifecycle import Lifecycle, LifecycleFinder
+from .locks import AcksRefused, LockExpired
 from .marker_writer import MarkerWriter
 from .message import Message, TimestampType
 from .producer import QueueProducer
-from .share_client import NoRenew, ShareQueueClient, UnsettledMessages
+from .share_client import ShareQueueClient
 from .stats import TrackerStats
 from .tracker import RedeliveryTracker
 
 __all__ = [
+    "AcksRefused",
     "Backoff",
     "DeadLetters",
     "InFlight",
@@ -25,9 +27,9 @@ __all__ = [
     "LetterFilter",
     "Lifecycle",
     "LifecycleFinder",
+    "LockExpired",
     "MarkerWriter",
     "Message",
-    "NoRenew",
     "QueueClient",
     "QueueConfig",
     "QueueGauges",
@@ -36,5 +38,4 @@ __all__ = [
     "ShareQueueClient",
     "TimestampType",
     "TrackerStats",
-    "UnsettledMessages",
 ]

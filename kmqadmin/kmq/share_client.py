@@ -2,8 +2,10 @@
 
 The broker is the tracker: it hands each record to one member, locks it for
 the queue's message timeout, counts its deliveries and takes it back when
-the member releases it, dies or overruns the lock. What the broker lacks,
-this adds on top:
+the member releases it, dies or overruns the lock. Our consumer
+(kafka.share_consumer) acquires exactly what poll() asks for, so a slow
+worker never holds records it has not seen, and every delivery the broker
+counts is one the worker was handed. What the broker lacks, this adds:
 
 - a DLQ with reasons: reject() and a delivery count over max_redeliveries
   write the record to our DLQ (key, value, headers, timestamp and kmq-id
@@ -14,103 +16,80 @@ this adds on top:
 - delayed retries: with a backoff, release() schedules a copy through the
   queue's scheduler and ACCEPTs the original, so retries wait as on the kmq
   backend. A lock that expires is the broker's to redeliver, at once;
+- honest acknowledgements (kmq.locks): an ack, release, reject or extend of
+  a message whose lock is gone raises LockExpired; acknowledgements the
+  broker refuses raise AcksRefused, each message named;
 - per-minute counts on the queue's counts topic (share_counts), for charts.
-
-A share group hands out a member's next batch only once every record of the
-previous one is settled (acked, released or rejected); poll() says so
-instead of the client's bare IllegalStateException.
 """
 
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import partial
 
-from confluent_kafka import (
-    AcknowledgeType,
-    IllegalStateException,
-    KafkaError,
-    KafkaException,
-    Producer,
-    ShareConsumer,
-    TopicPartition,
-)
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.closing import Closing
-from kmqadmin.kafka.config import client_config, producer_config
+from kmqadmin.kafka.config import producer_config
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.share_consumer.consumer import Refusal, ShareConsumer
+from kmqadmin.kafka.share_consumer.leases import ACCEPT, RELEASE
 from kmqadmin.kafka.topics import topic_partitions
 
 from . import copies, headers, share_group
 from .config import QueueConfig
+from .locks import AcksRefused, LockExpired
 from .message import Message
 from .share_counts import ShareCounts, minute_of
 
 log = logging.getLogger(__name__)
 
-ACCEPT, RELEASE = AcknowledgeType.ACCEPT, AcknowledgeType.RELEASE
 LETTER_TIMEOUT_S = 30.0
-
-
-class UnsettledMessages(RuntimeError):
-    """poll() while messages of the previous batch are not yet settled."""
-
-
-class NoRenew(RuntimeError):
-    """extend() on a share queue: the client cannot renew a record's lock."""
 
 
 class ShareQueueClient(Closing):
     """Same names as QueueClient; ``QueueClient(config)`` returns one of
-    these when ``config.backend == "share"``. Not thread-safe (nor is the
-    ShareConsumer under it): one per worker thread or process."""
+    these when ``config.backend == "share"``. Not thread-safe: one per
+    worker thread or process."""
 
-    def __init__(self, config: QueueConfig, max_poll_records: int | None = None) -> None:
-        """``max_poll_records``: how many records one fetch acquires at most
-        (librdkafka's ``max.poll.records``; its default when None). poll()
-        hands them out ``max_messages`` at a time; they are all locked from
-        the fetch on, so a smaller fetch suits slow work."""
+    def __init__(self, config: QueueConfig) -> None:
         self.config = config
         share_group.configure(config)
-        settings = {"group.id": config.group_id, "share.acknowledgement.mode": "explicit"}
-        if max_poll_records is not None:
-            settings["max.poll.records"] = max_poll_records
         self._consumer = ShareConsumer(
-            client_config(config.bootstrap_servers, {**settings, **config.kafka_config})
+            config.bootstrap_servers, config.group_id, config.topic, config.kafka_config
         )
-        self._consumer.set_acknowledgement_commit_callback(self._committed)
-        self._consumer.subscribe([config.topic])
         self._producer = Producer(
             producer_config(config.bootstrap_servers, extra={"linger.ms": 0, **config.kafka_config})
         )
         self._dlq_partitions = len(topic_partitions(self._producer, config.dlq_topic))
-        # The last fetch, acquired, handed out up to _next.
-        self._fetched: Sequence[KafkaMessage] = ()
-        self._next = 0
-        self._acknowledge = self._consumer.acknowledge
+        self._messages: dict[tuple[int, int], Message] = {}  # handed out, not yet settled
         self._id = uuid.uuid4().hex.encode()
         self._counts = ShareCounts(minute_of(now_ms()))
         self._accepted = 0  # acks since the counts were last folded: a bare int, per message
         self.malformed = 0
-        self.lost_locks = 0  # acknowledgements the broker refused (lock gone)
+        self.refused_acks = 0  # acknowledgements the broker refused
+        self.expired_locks = 0  # acknowledgements found too late, before sending
+
+    @property
+    def in_flight(self) -> int:
+        """Messages handed out and not yet acknowledged."""
+        return self._consumer.held
 
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
-        """Up to ``max_messages`` acquired messages. Records over the delivery
-        limit, or whose headers do not decode, go to the DLQ instead."""
-        if self._next >= len(self._fetched):
-            self._fetch(timeout)
-        start = self._next
-        batch = self._fetched[start : start + max_messages]
-        self._next = start + len(batch)
+        """Up to ``max_messages`` newly acquired messages: no more are
+        acquired, so each is locked from here for the queue's message
+        timeout. Records over the delivery limit, or whose headers do not
+        decode, go to the DLQ instead. Sends the acknowledgements made since
+        the last call first, and raises AcksRefused for those refused."""
+        self._settle()
+        self._publish_counts()
+        records = self._consumer.poll(max_messages, timeout)
         messages: list[Message] = []
         append, limit = messages.append, self.config.max_redeliveries + 1
-        for record in batch:  # the hot loop: one header read, one Message each
-            if (error := record.error()) is not None:
-                self._raise_unless_benign(error)
-                continue
+        for record in records:  # the hot loop: one header read, one Message each
             try:
                 found = read_headers(record)
             except UndecodableRecord as exc:
@@ -122,17 +101,22 @@ class ShareQueueClient(Closing):
             if count > limit:
                 self._to_dlq(record, copies.MAX_REDELIVERIES, "")
                 continue
-            append(Message(record, count, b"", record.partition()))
+            message = Message(record, count, b"", record.partition())
+            self._messages[(message.partition, record.offset())] = message
+            append(message)
         return messages
 
     def ack(self, message: Message) -> None:
-        """Done with it: ACCEPT, sent with the next fetch or flush."""
-        self._acknowledge(message._record, ACCEPT)
+        """Done with it: ACCEPT, sent with the next poll or flush.
+        LockExpired if its lock has run out."""
+        self._held(message, "acking")
+        self._consumer.acknowledge(message._record, ACCEPT)
         self._accepted += 1
 
     def release(self, message: Message) -> None:
         """Give it back: redelivered with its count + 1, after the backoff if
         the queue has one; a message out of redeliveries goes to the DLQ."""
+        self._held(message, "releasing")
         if message.delivery_count > self.config.max_redeliveries:
             self._to_dlq(message._record, copies.MAX_REDELIVERIES, "")
         elif self.config.backoff is None or message.value is None:
@@ -145,24 +129,40 @@ class ShareQueueClient(Closing):
 
     def reject(self, message: Message, reason: str = "") -> None:
         """Poison: to our DLQ with kmq-dlq-reason=rejected, then ACCEPT."""
+        self._held(message, "rejecting")
         self._counts.rejected += 1
         self._to_dlq(message._record, copies.REJECTED, reason)
 
     def extend(self, message: Message, ms: int) -> None:
-        raise NoRenew(
-            "a share queue cannot extend a message: KIP-932's RENEW acknowledgement is not in "
-            "confluent-kafka's ShareConsumer yet; the lock lasts the queue's message_timeout_ms, "
-            "so set that to cover the work (or use the kmq backend)"
-        )
+        """Keeps the message locked ``ms`` longer: the broker renews its lock
+        (RENEW) for the group's lock duration, the queue's message_timeout_ms,
+        so ``ms`` may not exceed that; extend again to hold it longer.
+        LockExpired when the lock is already gone."""
+        if not 0 < ms <= self.config.message_timeout_ms:
+            raise ValueError(
+                f"a share queue renews a lock for its message_timeout_ms "
+                f"({self.config.message_timeout_ms} ms) at most; got {ms} ms"
+            )
+        self._held(message, "extending")
+        for refusal in self._consumer.renew([message._record]):
+            self.refused_acks += 1
+            raise LockExpired(message, "extending", refusal.reason)
 
     def ack_all(self, messages: Iterable[Message]) -> None:
-        """One acknowledge pass for a whole batch; the acknowledgements reach
-        the broker together, with the next fetch (or flush), in one request."""
+        """Accepts a whole batch and sends it at once, in one request per
+        lock (see kafka.share_consumer.leases). AcksRefused names the
+        messages whose locks had run out or the broker refused; the others
+        took."""
+        late: list[tuple[Message, str]] = []
         acknowledge, n = self._consumer.acknowledge, 0
         for message in messages:
+            if self._late(message):
+                late.append((message, "lock expired before the ack"))
+                continue
             acknowledge(message._record, ACCEPT)
             n += 1
         self._accepted += n
+        self._settle(late)
 
     def release_all(self, messages: Iterable[Message]) -> None:
         for message in messages:
@@ -177,35 +177,61 @@ class ShareQueueClient(Closing):
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until the DLQ letters and delayed copies are written and
-        every acknowledgement so far is committed."""
-        self._settle_letters(timeout)
-        self._consumer.commit_sync(timeout)
+        every acknowledgement so far is answered; AcksRefused for those
+        refused."""
+        self._settle(timeout=timeout)
 
     def close(self) -> None:
         """Settles what it can, publishes this minute's counts, leaves the
         group (what is still acquired goes back to the broker) and closes."""
         try:
             self.flush()
-            self._publish_counts(final=True)
-            self._producer.flush(LETTER_TIMEOUT_S)
         finally:
-            self._consumer.close()
-            self._producer.close()
+            try:
+                self._publish_counts(final=True)
+                self._producer.flush(LETTER_TIMEOUT_S)
+            finally:
+                self._consumer.close()
 
     # --- internals -----------------------------------------------------
 
-    def _fetch(self, timeout: float) -> None:
-        """The next fetch, once the letters of the last one are written (their
-        records' ACCEPTs ride with it) and the finished minute's counts out."""
-        self._settle_letters()
-        self._publish_counts()
-        try:
-            self._fetched, self._next = self._consumer.poll(timeout), 0
-        except IllegalStateException as exc:
-            raise UnsettledMessages(
-                f"{exc}: a share group hands out the next batch only once every message "
-                "of the previous one is acked, released or rejected"
-            ) from None
+    def _held(self, message: Message, doing: str) -> None:
+        if self._late(message):
+            raise LockExpired(message, doing)
+
+    def _late(self, message: Message) -> bool:
+        """True, counted and forgotten, when the message's lock has run out
+        (or it is not held: acknowledged already, or refused)."""
+        lease = self._consumer.lease(message._record)
+        if lease is not None and not lease.expired:
+            return False
+        self.expired_locks += 1
+        self._messages.pop((message.partition, message.offset), None)
+        return True
+
+    def _settle(
+        self, late: list[tuple[Message, str]] | None = None, timeout: float = LETTER_TIMEOUT_S
+    ) -> None:
+        """Letters written, acknowledgements sent; AcksRefused for ``late``
+        and whatever the broker refused."""
+        remaining = self._producer.flush(timeout)
+        if remaining:
+            raise KafkaException(f"{remaining} DLQ letters or delayed copies not written")
+        refused = list(late or ())
+        for refusal in self._consumer.flush():
+            refused.append((self._message_of(refusal), refusal.reason))
+            self.refused_acks += not refusal.unknown
+        self._messages = {k: m for k, m in self._messages.items() if self._still_held(m)}
+        if refused:
+            raise AcksRefused(refused)
+
+    def _still_held(self, message: Message) -> bool:
+        return self._consumer.lease(message._record) is not None
+
+    def _message_of(self, refusal: Refusal) -> Message:
+        record = refusal.record
+        found = self._messages.get((record.partition(), record.offset()))
+        return found or Message(record, record.delivery_count() or 1, b"", record.partition())
 
     def _copies_before(self, record: KafkaMessage, found: headers.Headers) -> int:
         """The deliveries before this copy (a delayed retry's header); 0 when
@@ -260,11 +286,6 @@ class ShareQueueClient(Closing):
         self._consumer.acknowledge(record, RELEASE)
         self._counts.released += 1
 
-    def _settle_letters(self, timeout: float = LETTER_TIMEOUT_S) -> None:
-        remaining = self._producer.flush(timeout)
-        if remaining:
-            raise KafkaException(f"{remaining} DLQ letters or delayed copies not written")
-
     def _publish_counts(self, final: bool = False) -> None:
         """The finished minute's counts (or, closing, the current one's)."""
         minute, counts = minute_of(now_ms()), self._counts
@@ -275,14 +296,3 @@ class ShareQueueClient(Closing):
         if counts.any():
             self._producer.produce(self.config.counts_topic, key=self._id, value=counts.encode())
         self._counts = ShareCounts(minute)
-
-    def _committed(self, offsets: dict[TopicPartition, set[int]], error: object) -> None:
-        if error is not None:
-            n = sum(len(found) for found in offsets.values())
-            self.lost_locks += n
-            log.warning("%d acknowledgements refused by the broker: %s", n, error)
-
-    @staticmethod
-    def _raise_unless_benign(error: KafkaError) -> None:
-        if error.code() != KafkaError._PARTITION_EOF:
-            raise KafkaException(error)

@@ -1,6 +1,7 @@
 """The share backend on the real broker: QueueClient's API over a share group."""
 
 import dataclasses
+import re
 import threading
 import time
 from collections import Counter
@@ -11,14 +12,14 @@ from confluent_kafka.admin import ConfigResource, ResourceType
 from kmqadmin.kafka.share_groups import ShareGroupError
 from kmqadmin.kafka.topics import admin_client
 from kmqadmin.kmq import (
+    AcksRefused,
     Backoff,
-    NoRenew,
+    LockExpired,
     QueueClient,
     QueueConfig,
     QueueProducer,
     RedeliveryTracker,
     ShareQueueClient,
-    UnsettledMessages,
     share_counts,
 )
 from kmqadmin.kmq import headers as h
@@ -47,16 +48,15 @@ def test_four_consumers_on_one_partition_each_get_distinct_records(
     share_queue: QueueConfig,
 ) -> None:
     """More consumers than partitions: the broker hands each record to one
-    member, and every record is processed once. The broker acquires whole
-    producer batches for one member, so the records go in batches of 10,
-    and the lock (the message timeout) covers a member's whole fetch."""
+    member, and every record is processed once. Each member acquires only
+    the 10 it asks for, whatever the producer's batches were."""
     share_queue = dataclasses.replace(share_queue, message_timeout_ms=30_000)
     n = 400
     seen: dict[int, list[bytes]] = {i: [] for i in range(4)}
     stop = threading.Event()
 
     def work(i: int) -> None:
-        with ShareQueueClient(share_queue, max_poll_records=10) as client:
+        with ShareQueueClient(share_queue) as client:
             while not stop.is_set():
                 for m in client.poll(10, 0.2):
                     seen[i].append(m.value)
@@ -164,22 +164,85 @@ def test_backoff_delays_a_released_message_by_the_policy(share_queue: QueueConfi
     assert 900 <= waited_ms <= 1100, waited_ms
 
 
-def test_extend_names_the_missing_renew(share_queue: QueueConfig) -> None:
+def test_extends_hold_a_message_three_locks_long_and_its_ack_takes(
+    share_queue: QueueConfig,
+) -> None:
+    """The lock is 2 s; extended every second, the message is held 6 s and
+    its ack is accepted: it is never delivered again."""
     send(share_queue, 1)
     with QueueClient(share_queue) as client:
         [m] = poll_until(client, 1)
-        with pytest.raises(NoRenew, match="RENEW"):
-            client.extend(m, ms=10_000)
+        held_since = time.monotonic()
+        while time.monotonic() - held_since < 3 * share_queue.message_timeout_ms / 1000:
+            client.extend(m, ms=share_queue.message_timeout_ms)
+            time.sleep(share_queue.message_timeout_ms / 2000)
+        client.ack(m)
+        client.flush()
+        assert client.poll(10, 2.5) == []
+    assert letters(share_queue) == []
+
+
+def test_extend_longer_than_a_lock_is_refused_before_anything_is_sent(
+    share_queue: QueueConfig,
+) -> None:
+    send(share_queue, 1)
+    with QueueClient(share_queue) as client:
+        [m] = poll_until(client, 1)
+        with pytest.raises(ValueError, match="message_timeout_ms"):
+            client.extend(m, ms=share_queue.message_timeout_ms + 1)
         client.ack(m)
 
 
-def test_polling_again_before_settling_says_why(share_queue: QueueConfig) -> None:
-    send(share_queue, 2)
+def test_a_stale_ack_raises_naming_the_message_and_voids_no_other(
+    share_queue: QueueConfig,
+) -> None:
+    """One message held past its lock, another fetched later and in time:
+    the stale ack raises LockExpired with the message's coordinates and
+    kmq-id, the fresh one is accepted, and only the stale one comes back."""
+    send(share_queue, 1)
     with QueueClient(share_queue) as client:
-        got = poll_until(client, 2)
-        with pytest.raises(UnsettledMessages, match="acked, released or rejected"):
-            client.poll(10, 0.1)
-        client.ack_all(got)
+        [stale] = poll_until(client, 1)
+        time.sleep(share_queue.message_timeout_ms / 2000)
+        send(share_queue, 1)
+        [fresh] = poll_until(client, 1)
+        time.sleep(share_queue.message_timeout_ms / 2000 + 0.2)  # stale's lock is gone
+        where = f"{share_queue.topic}/0/0 (kmq-id {stale.id})"
+        with pytest.raises(LockExpired, match=re.escape(where) + ".*lock expired"):
+            client.ack(stale)
+        client.ack(fresh)
+        client.flush()
+        [again] = poll_until(client, 1)
+        assert (again.id, again.delivery_count) == (stale.id, 2)
+        client.ack(again)
+        client.flush()
+        assert client.poll(10, 1.0) == []
+    assert letters(share_queue) == []
+
+
+def test_ack_all_names_the_stale_and_accepts_the_rest(share_queue: QueueConfig) -> None:
+    send(share_queue, 3)
+    with QueueClient(share_queue) as client:
+        stale = poll_until(client, 3)
+        time.sleep(share_queue.message_timeout_ms / 2000)
+        send(share_queue, 2)
+        fresh = poll_until(client, 2)
+        time.sleep(share_queue.message_timeout_ms / 2000 + 0.2)  # the first three's locks end
+        with pytest.raises(AcksRefused) as refused:
+            client.ack_all(stale + fresh)
+        assert sorted(m.id for m, _ in refused.value.refused) == sorted(m.id for m in stale)
+        again = poll_until(client, 3)
+        assert sorted(m.id for m in again) == sorted(m.id for m in stale)
+        client.ack_all(again)
+        assert client.poll(10, 1.0) == []
+
+
+def test_polling_again_before_settling_is_allowed(share_queue: QueueConfig) -> None:
+    send(share_queue, 4)
+    with QueueClient(share_queue) as client:
+        first = wait_for(lambda: client.poll(2, 0.2), 30, "the first two")
+        second = wait_for(lambda: client.poll(2, 0.2), 30, "the next two")
+        assert [m.offset for m in first + second] == [0, 1, 2, 3]
+        client.ack_all(first + second)
 
 
 def test_batches_settle_in_one_pass(share_queue: QueueConfig) -> None:

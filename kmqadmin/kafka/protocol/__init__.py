@@ -1,6 +1,7 @@
-"""The KIP-932 share-group admin messages kafka-python's wheel has no schemas
-for, built from our own schema files beside this module (only the versions
-Apache Kafka 4.2 speaks that we use)."""
+"""The KIP-932 share-group messages kafka-python's wheel has no schemas for,
+built from our own schema files beside this module (only the versions we
+use): the admin calls, and the share consumer's heartbeat, fetch and
+acknowledge (version 2 of the last two needs Apache Kafka 4.3+)."""
 
 from kafka.protocol.api_message import ApiMessage
 
@@ -28,4 +29,28 @@ class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):
 
 
 class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):
+    pass
+
+
+class ShareGroupHeartbeatRequest(ApiMessage, load_json=_HERE):
+    pass
+
+
+class ShareGroupHeartbeatResponse(ApiMessage, load_json=_HERE):
+    pass
+
+
+class ShareFetchRequest(ApiMessage, load_json=_HERE):
+    pass
+
+
+class ShareFetchResponse(ApiMessage, load_json=_HERE):
+    pass
+
+
+class ShareAcknowledgeRequest(ApiMessage, load_json=_HERE):
+    pass
+
+
+class ShareAcknowledgeResponse(ApiMessage, load_json=_HERE):
     pass

@@ -1,0 +1,195 @@
+"""Decoding the record batches a ShareFetch response carries (format v2, the
+only one a Kafka 4 broker stores) into confluent-kafka Messages, so the queue
+code downstream reads them exactly as it reads librdkafka's.
+
+A fetch returns whole batches, but the member acquired only some of their
+offsets (record-limit acquisition stops mid-batch): only records inside the
+acquired ranges are kept, each with its range's delivery count. Control
+batches and records outside the ranges are skipped. A record whose header
+name is not UTF-8 comes back marked undecodable (``record.mark_undecodable``),
+as librdkafka's would; a batch that cannot be decoded raises BatchError, and
+its acquired offsets are the caller's to move aside.
+"""
+
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
+from confluent_kafka import Message as KafkaMessage
+from kafka import codec
+
+from kmqadmin.kafka.record import mark_undecodable
+
+# baseOffset, batchLength, leaderEpoch, magic, crc, attributes, lastOffsetDelta,
+# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, count
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_LOG_OVERHEAD = 12  # baseOffset + batchLength, not counted in batchLength
+_COMPRESSION, _LOG_APPEND_TIME, _CONTROL = 0x07, 0x08, 0x20
+
+_DECOMPRESS: dict[int, Callable[[bytes], bytes]] = {
+    1: codec.gzip_decode,
+    2: codec.snappy_decode,
+    3: codec.lz4_decode,
+    4: codec.zstd_decode,
+}
+
+
+class BatchError(ValueError):
+    """A batch that is not a well-formed v2 batch of a codec we know."""
+
+
+@dataclass(frozen=True, slots=True)
+class Acquired:
+    """One AcquiredRecords range of a ShareFetch response."""
+
+    first: int
+    last: int
+    delivery_count: int
+
+
+def records(
+    data: bytes | None, topic: str, partition: int, acquired: Sequence[Acquired]
+) -> Iterator[KafkaMessage]:
+    """The acquired records of ``data``, in offset order. BatchError, after
+    what was decoded before it, when a batch is malformed."""
+    if not data or not acquired:
+        return
+    view, pos, end = memoryview(data), 0, len(data)
+    ranges = sorted(acquired, key=lambda r: r.first)
+    while pos + _LOG_OVERHEAD <= end:
+        base, length = struct.unpack_from(">qi", view, pos)
+        stop = pos + _LOG_OVERHEAD + length
+        if stop > end:
+            return  # a partial batch at the end of a fetch: the broker may cut one
+        if length < _HEADER.size - _LOG_OVERHEAD:
+            raise BatchError(f"{topic}/{partition}: batch at offset {base} is {length} bytes")
+        header = _HEADER.unpack_from(view, pos)
+        magic, attributes, last_delta, base_ts, max_ts, count = (
+            header[3],
+            header[5],
+            header[6],
+            header[7],
+            header[8],
+            header[12],
+        )
+        if magic != 2:
+            raise BatchError(f"{topic}/{partition}: batch at offset {base} has magic {magic}")
+        if not attributes & _CONTROL and _overlaps(ranges, base, base + last_delta):
+            body = _body(view[pos + _HEADER.size : stop], attributes, topic, base)
+            log_append = max_ts if attributes & _LOG_APPEND_TIME else None
+            yield from _decode(body, count, base, base_ts, log_append, topic, partition, ranges)
+        pos = stop
+
+
+def _overlaps(ranges: Sequence[Acquired], first: int, last: int) -> bool:
+    return any(r.first <= last and first <= r.last for r in ranges)
+
+
+def _body(raw: memoryview, attributes: int, topic: str, base: int) -> bytes:
+    kind = attributes & _COMPRESSION
+    if not kind:
+        return raw.tobytes()
+    decompress = _DECOMPRESS.get(kind)
+    if decompress is None:
+        raise BatchError(f"{topic}: batch at offset {base} uses unknown compression {kind}")
+    try:
+        return decompress(raw.tobytes())
+    except Exception as exc:  # each codec raises its own kinds
+        raise BatchError(f"{topic}: batch at offset {base} does not decompress: {exc}") from None
+
+
+def _decode(
+    body: bytes,
+    count: int,
+    base: int,
+    base_ts: int,
+    log_append: int | None,
+    topic: str,
+    partition: int,
+    ranges: Sequence[Acquired],
+) -> Iterator[KafkaMessage]:
+    """The hot loop: one varint read per field, one Message per kept record."""
+    pos, kind = 0, TIMESTAMP_CREATE_TIME if log_append is None else TIMESTAMP_LOG_APPEND_TIME
+    try:
+        for _ in range(count):
+            length, pos = _varint(body, pos)
+            stop = pos + length
+            pos += 1  # record attributes: unused
+            ts_delta, pos = _varint(body, pos)
+            offset_delta, pos = _varint(body, pos)
+            offset = base + offset_delta
+            delivery = _delivery_count(ranges, offset)
+            if delivery is None:
+                pos = stop
+                continue
+            key, pos = _bytes(body, pos)
+            value, pos = _bytes(body, pos)
+            headers, names_ok, pos = _headers(body, pos)
+            timestamp = base_ts + ts_delta if log_append is None else log_append
+            pos = stop
+            record = KafkaMessage(
+                topic=topic,
+                partition=partition,
+                offset=offset,
+                key=key,
+                value=value,
+                headers=headers,
+                timestamp=(kind, timestamp),
+                delivery_count=delivery,
+            )
+            if not names_ok:
+                mark_undecodable(record)
+            yield record
+    except (IndexError, ValueError) as exc:
+        raise BatchError(
+            f"{topic}/{partition}: batch at offset {base} is malformed: {exc}"
+        ) from None
+
+
+def _delivery_count(ranges: Sequence[Acquired], offset: int) -> int | None:
+    for r in ranges:
+        if r.first <= offset <= r.last:
+            return r.delivery_count
+    return None
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint: (value, next position)."""
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    result, shift = b & 0x7F, 7
+    while True:
+        pos += 1
+        b = buf[pos]
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos + 1
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes")
+
+
+def _bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
+    n, pos = _varint(buf, pos)
+    if n < 0:
+        return None, pos
+    if pos + n > len(buf):
+        raise ValueError("field runs past the batch")
+    return buf[pos : pos + n], pos + n
+
+
+def _headers(buf: bytes, pos: int) -> tuple[list[tuple[str, bytes | None]] | None, bool, int]:
+    n, pos = _varint(buf, pos)
+    if n <= 0:
+        return None, True, pos
+    found, ok = [], True
+    for _ in range(n):
+        name, pos = _bytes(buf, pos)
+        value, pos = _bytes(buf, pos)
+        try:
+            found.append(((name or b"").decode(), value))
+        except UnicodeDecodeError:
+            ok = False
+    return found, ok, pos

@@ -1,0 +1,433 @@
+"""ShareConsumer: one member of a share group, fetching with record-limit
+acquisition and acknowledging so that no acknowledgement can void another.
+
+- ``poll(max_records)`` acquires at most ``max_records`` records (ShareFetch
+  v2, ShareAcquireMode 1) and returns them all: nothing is buffered, so no
+  lock runs out in our hands and no delivery attempt is spent on a record the
+  caller never saw.
+- ``acknowledge`` queues; ``flush`` sends what is queued, one
+  ShareAcknowledge per lease (see ``leases``), and returns what the broker
+  refused, record by record.
+- ``renew`` renews locks (RENEW, KIP-1222) and answers at once.
+
+Blocking calls run coroutines on kafka-python's I/O thread, where the
+heartbeat runs too. Not thread-safe: one per worker thread or process.
+"""
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import kafka.errors as protocol_errors
+from confluent_kafka import Message as KafkaMessage
+from kafka.net.manager import KafkaConnectionManager
+from kafka.net.selector import NetworkSelector
+from kafka.structs import TopicPartition
+
+from kmqadmin.kafka.protocol import ShareAcknowledgeRequest, ShareFetchRequest
+from kmqadmin.kafka.protocol_config import protocol_config
+from kmqadmin.kafka.record import mark_undecodable
+
+from . import batches
+from .errors import ShareConsumerError, error_name
+from .leases import GAP, RENEW, Lease
+from .leases import batches as ack_batches
+from .membership import Membership
+from .sessions import Session
+
+log = logging.getLogger(__name__)
+
+RECORD_LIMIT = 1  # ShareAcquireMode: acquire no more than MaxRecords
+MAX_WAIT_S = 0.5  # one fetch's long poll: the heartbeat shares the connection
+MAX_BYTES = 16 * 1024 * 1024
+RETRY_S = 0.2
+_SESSION_GONE = {
+    protocol_errors.ShareSessionNotFoundError.errno,
+    protocol_errors.InvalidShareSessionEpochError.errno,
+}
+_LEADER_MOVED = {
+    protocol_errors.NotLeaderForPartitionError.errno,
+    protocol_errors.UnknownTopicOrPartitionError.errno,
+    protocol_errors.UnknownTopicIdError.errno,
+}
+
+_Entry = tuple[int, int, int, KafkaMessage | None]  # partition, offset, type, record
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An acknowledgement that did not take. ``unknown``: the request got no
+    answer, so the broker may or may not have applied it."""
+
+    record: KafkaMessage
+    kind: int
+    reason: str
+    unknown: bool = False
+
+
+class ShareConsumer:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        group_id: str,
+        topic: str,
+        kafka_config: Mapping[str, Any] | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        config = protocol_config(bootstrap_servers, kafka_config, timeout_s)
+        self.topic = topic
+        self._net = NetworkSelector(**config)
+        self._manager = KafkaConnectionManager(self._net, **config)
+        self._net.start()
+        try:
+            self._manager.bootstrap(int(timeout_s * 1000))
+            self._manager.run(self._topic_metadata)
+        except BaseException:
+            self._stop()
+            raise
+        self._membership = Membership(self._manager, group_id, topic)
+        self._membership.start()
+        self._sessions: dict[int, Session] = {}
+        # (partition, offset) -> the lease and delivery count it is held at:
+        # an offset comes back to the same member with a higher count.
+        self._leases: dict[tuple[int, int], tuple[Lease, int]] = {}
+        self._pending: list[_Entry] = []
+        self._turn = 0
+        self.acquired = 0  # records handed out, over the consumer's life
+        self.malformed = 0  # acquired records in batches that do not decode
+
+    @property
+    def member_id(self) -> str:
+        return self._membership.member_id
+
+    @property
+    def held(self) -> int:
+        """Records acquired and not yet acknowledged."""
+        return len(self._leases)
+
+    def lease(self, record: KafkaMessage) -> Lease | None:
+        """The lease this delivery of a record is held under; None once
+        acknowledged, refused, or delivered again since."""
+        found = self._leases.get((record.partition(), record.offset()))
+        if found is None or found[1] != record.delivery_count():
+            return None
+        return found[0]
+
+    def poll(self, max_records: int, timeout: float) -> list[KafkaMessage]:
+        """Up to ``max_records`` newly acquired records, waiting up to
+        ``timeout`` seconds for the first."""
+        if self._membership.fatal is not None:
+            raise ShareConsumerError(f"{self._membership.group_id}: {self._membership.fatal}")
+        return self._manager.run(self._poll, max(1, max_records), timeout)
+
+    def acknowledge(self, record: KafkaMessage, kind: int) -> None:
+        """Queued until the next flush."""
+        self._pending.append((record.partition(), record.offset(), kind, record))
+
+    def flush(self) -> list[Refusal]:
+        """Sends every queued acknowledgement; what the broker refused."""
+        if not self._pending:
+            return []
+        pending, self._pending = self._pending, []
+        return self._manager.run(self._send_acks, pending)
+
+    def renew(self, records: Iterable[KafkaMessage]) -> list[Refusal]:
+        """Renews the locks of ``records`` for the group's lock duration."""
+        return self._manager.run(self._renew, list(records))
+
+    def close(self) -> None:
+        """Closes the share sessions and leaves the group (the broker hands
+        back what is still held); queued acknowledgements are the caller's
+        to flush first."""
+        try:
+            self._manager.run(self._close_sessions)
+            self._manager.run(self._membership.leave)
+        except protocol_errors.KafkaError as exc:
+            log.info("%s: closing the share consumer: %s", self.topic, exc)
+        finally:
+            self._stop()
+
+    # --- on the I/O thread ---------------------------------------------
+
+    async def _topic_metadata(self) -> None:
+        cluster = self._manager.cluster
+        cluster.add_topic(self.topic)
+        await cluster.refresh_metadata()
+        if cluster.topic_id(self.topic) is None:
+            raise ShareConsumerError(f"topic {self.topic} does not exist")
+
+    async def _poll(self, max_records: int, timeout: float) -> list[KafkaMessage]:
+        until = time.monotonic() + timeout
+        while True:
+            leaders = self._leaders()
+            left = until - time.monotonic()
+            if leaders:
+                nodes = sorted(leaders)
+                node = nodes[self._turn % len(nodes)]
+                self._turn += 1
+                wait = min(MAX_WAIT_S, max(0.0, left)) / len(nodes)
+                found = await self._fetch(node, leaders[node], max_records, wait)
+                if found:
+                    return found
+            elif left > 0:
+                await self._net.sleep(min(0.05, left))
+            if time.monotonic() >= until:
+                return []
+
+    def _leaders(self) -> dict[int, set[int]]:
+        """Our assigned partitions, by the node that leads each."""
+        cluster, out = self._manager.cluster, {}
+        for partition in self._membership.partitions:
+            node = cluster.leader_for_partition(TopicPartition(self.topic, partition))
+            if node is None or node < 0:
+                cluster.request_update()
+                continue
+            out.setdefault(node, set()).add(partition)
+        return out
+
+    async def _fetch(
+        self, node: int, partitions: set[int], max_records: int, wait_s: float
+    ) -> list[KafkaMessage]:
+        session = self._sessions.setdefault(node, Session())
+        request = self._fetch_request(session, partitions, max_records, wait_s)
+        sent = time.monotonic()
+        try:
+            response = await self._manager.send(
+                request, node_id=node, request_timeout_ms=int(wait_s * 1000) + 30_000
+            )
+        except protocol_errors.KafkaError as exc:
+            log.info("%s: share fetch from node %d failed (%s)", self.topic, node, exc)
+            session.reset()
+            await self._net.sleep(RETRY_S)
+            return []
+        if response.error_code:
+            self._session_error(session, response.error_code, response.error_message)
+            return []
+        session.answered(partitions)
+        lock_ms = response.acquisition_lock_timeout_ms
+        lease = Lease(node, sent + lock_ms / 1000, lock_ms)
+        out: list[KafkaMessage] = []
+        for topic in response.responses:
+            for part in topic.partitions:
+                if part.error_code:
+                    self._partition_error(part.partition_index, part.error_code)
+                    continue
+                acquired = [
+                    batches.Acquired(a.first_offset, a.last_offset, a.delivery_count)
+                    for a in part.acquired_records
+                ]
+                if acquired:
+                    out.extend(self._take(part.partition_index, part.records, acquired, lease))
+        return out
+
+    def _fetch_request(
+        self, session: Session, partitions: set[int], max_records: int, wait_s: float
+    ) -> ShareFetchRequest:
+        R = ShareFetchRequest
+        topic_id = self._manager.cluster.topic_id(self.topic)
+        added = partitions if not session.open else partitions - session.partitions
+        forgotten = session.partitions - partitions if session.open else set()
+        return R(
+            group_id=self._membership.group_id,
+            member_id=self._membership.member_id,
+            share_session_epoch=session.epoch,
+            max_wait_ms=int(wait_s * 1000),
+            min_bytes=1,
+            max_bytes=MAX_BYTES,
+            max_records=max_records,
+            batch_size=max_records,
+            share_acquire_mode=RECORD_LIMIT,
+            topics=[
+                R.FetchTopic(
+                    topic_id=topic_id,
+                    partitions=[
+                        R.FetchTopic.FetchPartition(partition_index=p, acknowledgement_batches=[])
+                        for p in sorted(added)
+                    ],
+                )
+            ]
+            if added
+            else [],
+            forgotten_topics_data=[
+                R.ForgottenTopic(topic_id=topic_id, partitions=sorted(forgotten))
+            ]
+            if forgotten
+            else [],
+        )
+
+    def _take(
+        self, partition: int, data: bytes | None, acquired: list[batches.Acquired], lease: Lease
+    ) -> list[KafkaMessage]:
+        """The acquired records of one partition, each leased. Offsets
+        acquired but absent (transaction markers, compacted) are settled as
+        gaps; those of a batch that does not decode come back as empty
+        records marked undecodable, so the caller moves them aside."""
+        got: list[KafkaMessage] = []
+        broken: batches.BatchError | None = None
+        try:
+            got.extend(batches.records(data, self.topic, partition, acquired))
+        except batches.BatchError as exc:
+            broken = exc
+        present = {record.offset() for record in got}
+        for span in acquired:
+            for offset in range(span.first, span.last + 1):
+                if offset in present:
+                    continue
+                if broken is None:
+                    self._pending.append((partition, offset, GAP, None))
+                    self._leases[(partition, offset)] = (lease, span.delivery_count)
+                    continue
+                got.append(self._broken(partition, offset, span.delivery_count, broken))
+        for record in got:
+            key = (partition, record.offset())
+            self._leases[key] = (lease, record.delivery_count())
+        self.acquired += len(got)
+        return got
+
+    def _broken(
+        self, partition: int, offset: int, delivery_count: int, exc: batches.BatchError
+    ) -> KafkaMessage:
+        self.malformed += 1
+        log.error("%s/%d/%d: acquired but undecodable: %s", self.topic, partition, offset, exc)
+        record = KafkaMessage(
+            topic=self.topic, partition=partition, offset=offset, delivery_count=delivery_count
+        )
+        mark_undecodable(record)
+        return record
+
+    async def _send_acks(self, pending: list[_Entry]) -> list[Refusal]:
+        by_lease: dict[Lease | None, list[_Entry]] = {}
+        for entry in pending:
+            lease = self._release(entry)
+            by_lease.setdefault(lease, []).append(entry)
+        refused: list[Refusal] = []
+        for lease, entries in by_lease.items():
+            if lease is None:
+                held = "not held: acknowledged already, or delivered again since"
+                refused += _refusals(entries, held)
+            else:
+                refused += (await self._acknowledge(lease.node, entries, renew=False))[0]
+        return refused
+
+    def _release(self, entry: _Entry) -> Lease | None:
+        """Stops holding what an acknowledgement settles; its lease, or None
+        when this delivery is no longer held (a gap's is always)."""
+        partition, offset, _, record = entry
+        found = self._leases.get((partition, offset))
+        if found is None or (record is not None and found[1] != record.delivery_count()):
+            return None
+        del self._leases[(partition, offset)]
+        return found[0]
+
+    async def _renew(self, records: list[KafkaMessage]) -> list[Refusal]:
+        by_lease: dict[Lease | None, list[_Entry]] = {}
+        for r in records:
+            by_lease.setdefault(self.lease(r), []).append((r.partition(), r.offset(), RENEW, r))
+        refused = _refusals(by_lease.pop(None, []), "not held by this consumer")
+        for lease, entries in by_lease.items():
+            lost, lock_ms, sent = await self._acknowledge(lease.node, entries, renew=True)
+            refused += lost
+            renewed = Lease(lease.node, sent + lock_ms / 1000, lock_ms)
+            gone = {(r.record.partition(), r.record.offset()) for r in lost if not r.unknown}
+            for partition, offset, _, record in entries:
+                key = (partition, offset)
+                if key in gone:
+                    del self._leases[key]
+                elif lock_ms and record is not None:
+                    self._leases[key] = (renewed, record.delivery_count())
+        return refused
+
+    async def _acknowledge(
+        self, node: int, entries: list[_Entry], renew: bool
+    ) -> tuple[list[Refusal], int, float]:
+        """One ShareAcknowledge; (refused, the renewed lock in ms, when sent)."""
+        session = self._sessions.get(node)
+        if session is None or not session.open:
+            return (
+                _refusals(entries, "its share session is gone; its lock ends on the broker"),
+                0,
+                0,
+            )
+        request = self._ack_request(session, entries, renew)
+        sent = time.monotonic()
+        try:
+            response = await self._manager.send(request, node_id=node)
+        except protocol_errors.KafkaError as exc:
+            session.reset()
+            return _refusals(entries, f"no answer from the broker ({exc})", unknown=True), 0, sent
+        if response.error_code:
+            self._session_error(session, response.error_code, response.error_message)
+            return _refusals(entries, error_name(response.error_code)), 0, sent
+        session.answered(session.partitions)
+        failed = {
+            p.partition_index: error_name(p.error_code)
+            for t in response.responses
+            for p in t.partitions
+            if p.error_code
+        }
+        refused = [
+            Refusal(record, kind, failed[partition])
+            for partition, _, kind, record in entries
+            if partition in failed and record is not None
+        ]
+        return refused, response.acquisition_lock_timeout_ms, sent
+
+    def _ack_request(
+        self, session: Session, entries: list[_Entry], renew: bool
+    ) -> ShareAcknowledgeRequest:
+        R = ShareAcknowledgeRequest
+        T = R.AcknowledgeTopic
+        P = T.AcknowledgePartition
+        by_partition: dict[int, list[tuple[int, int]]] = {}
+        for partition, offset, kind, _ in entries:
+            by_partition.setdefault(partition, []).append((offset, kind))
+        partitions = [
+            P(
+                partition_index=partition,
+                acknowledgement_batches=[
+                    P.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=t)
+                    for f, last, t in ack_batches(acks)
+                ],
+            )
+            for partition, acks in by_partition.items()
+        ]
+        return R(
+            group_id=self._membership.group_id,
+            member_id=self._membership.member_id,
+            share_session_epoch=session.epoch,
+            is_renew_ack=renew,
+            topics=[T(topic_id=self._manager.cluster.topic_id(self.topic), partitions=partitions)],
+        )
+
+    async def _close_sessions(self) -> None:
+        for node, session in self._sessions.items():
+            if session.open:
+                session.epoch = -1
+                request = self._ack_request(session, [], renew=False)
+                request.topics = []
+                try:
+                    await self._manager.wait_for(self._manager.send(request, node_id=node), 3000)
+                except protocol_errors.KafkaError as exc:
+                    log.debug("%s: closing the share session on %d: %s", self.topic, node, exc)
+        self._sessions.clear()
+
+    def _session_error(self, session: Session, code: int, message: str | None) -> None:
+        if code in _SESSION_GONE:
+            session.reset()
+            return
+        log.warning("%s: share request refused: %s %s", self.topic, error_name(code), message or "")
+
+    def _partition_error(self, partition: int, code: int) -> None:
+        if code in _LEADER_MOVED:
+            self._manager.cluster.request_update()
+        log.info("%s/%d: share fetch: %s", self.topic, partition, error_name(code))
+
+    def _stop(self) -> None:
+        self._manager.close()
+        self._net.stop()
+
+
+def _refusals(entries: list[_Entry], reason: str, unknown: bool = False) -> list[Refusal]:
+    return [Refusal(record, kind, reason, unknown) for _, _, kind, record in entries if record]

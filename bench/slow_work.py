@@ -7,6 +7,7 @@ producer in one big lz4 batch, as a Java service with linger writes them.
 For each system: messages/s against the ideal (consumers / work time),
 deliveries beyond one per message (duplicates), and messages never acked
 by the end (dead-lettered, or archived by the broker for the bare consumer).
+The consumers join first; the clock starts when the records are written.
 """
 
 import time
@@ -15,17 +16,19 @@ from collections import Counter
 from dataclasses import dataclass
 from threading import Event, Lock, Thread
 
-from confluent_kafka import Producer
+from confluent_kafka import ConsumerGroupState, Producer
 
 from bench.common import read_topic
 from bench.queue_systems import KMQ_EACH, SHARE_CONSUMER, SHARE_EACH, Target, open_system
 from kmqadmin.kafka.config import producer_config
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.share_groups import ShareGroupAdmin
+from kmqadmin.kafka.topics import admin_client, ensure_topics
 from kmqadmin.kmq import QueueConfig, RedeliveryTracker, share_group
 
 SYSTEMS = (KMQ_EACH, SHARE_EACH, SHARE_CONSUMER)
 POLL = 5
 MAX_REDELIVERIES = 3
+JOIN_TIMEOUT_S = 60
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,6 @@ def one(bootstrap: str, system: str, case: Case) -> dict:
     if tracker:
         tracker.start()
     try:
-        _fill(bootstrap, name, case.messages)
         return _measure(Target(bootstrap, name, queue.group_id, queue), system, case)
     finally:
         if tracker:
@@ -94,6 +96,29 @@ def _fill(bootstrap: str, topic: str, n: int) -> None:
     for i in range(n):
         producer.produce(topic, f"m{i}".encode(), partition=0)
     assert producer.flush(30) == 0
+
+
+def _wait_joined(target: Target, system: str, consumers: int) -> None:
+    """Until every consumer is a member with its assignment: the clock
+    starts when the records are written, after that."""
+    deadline = time.monotonic() + JOIN_TIMEOUT_S
+    if system == KMQ_EACH:
+        admin = admin_client(target.bootstrap_servers)
+
+        def joined() -> bool:
+            found = admin.describe_consumer_groups([target.group_id])[target.group_id].result(10)
+            return found.state == ConsumerGroupState.STABLE and len(found.members) == consumers
+    else:
+        shares = ShareGroupAdmin(target.bootstrap_servers)
+
+        def joined() -> bool:
+            members = shares.describe(target.group_id).members
+            return len(members) == consumers and all(m.assignment for m in members)
+
+    while not joined():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{system}: {consumers} consumers not joined")
+        time.sleep(0.1)
 
 
 def _measure(target: Target, system: str, case: Case) -> dict:
@@ -124,10 +149,12 @@ def _measure(target: Target, system: str, case: Case) -> dict:
         finally:
             consumer.close()
 
-    started = time.monotonic()
     threads = [Thread(target=consume) for _ in range(case.consumers)]
     for t in threads:
         t.start()
+    _wait_joined(target, system, case.consumers)
+    _fill(target.bootstrap_servers, target.topic, case.messages)
+    started = time.monotonic()
     limit = started + 4 * case.messages / case.ideal_msgs_per_s + 30
     while len(acked) < case.messages and time.monotonic() < limit:
         time.sleep(0.05)

@@ -65,7 +65,6 @@ class ShareQueueClient(Closing):
             producer_config(config.bootstrap_servers, extra={"linger.ms": 0, **config.kafka_config})
         )
         self._dlq_partitions = len(topic_partitions(self._producer, config.dlq_topic))
-        self._messages: dict[tuple[int, int], Message] = {}  # handed out, not yet settled
         self._id = uuid.uuid4().hex.encode()
         self._counts = ShareCounts(minute_of(now_ms()))
         self._accepted = 0  # acks since the counts were last folded: a bare int, per message
@@ -101,9 +100,7 @@ class ShareQueueClient(Closing):
             if count > limit:
                 self._to_dlq(record, copies.MAX_REDELIVERIES, "")
                 continue
-            message = Message(record, count, b"", record.partition())
-            self._messages[(message.partition, record.offset())] = message
-            append(message)
+            append(Message(record, count, b"", record.partition()))
         return messages
 
     def ack(self, message: Message) -> None:
@@ -206,7 +203,6 @@ class ShareQueueClient(Closing):
         if lease is not None and not lease.expired:
             return False
         self.expired_locks += 1
-        self._messages.pop((message.partition, message.offset), None)
         return True
 
     def _settle(
@@ -219,19 +215,10 @@ class ShareQueueClient(Closing):
             raise KafkaException(f"{remaining} DLQ letters or delayed copies not written")
         refused = list(late or ())
         for refusal in self._consumer.flush():
-            refused.append((self._message_of(refusal), refusal.reason))
+            refused.append((_message_of(refusal), refusal.reason))
             self.refused_acks += not refusal.unknown
-        self._messages = {k: m for k, m in self._messages.items() if self._still_held(m)}
         if refused:
             raise AcksRefused(refused)
-
-    def _still_held(self, message: Message) -> bool:
-        return self._consumer.lease(message._record) is not None
-
-    def _message_of(self, refusal: Refusal) -> Message:
-        record = refusal.record
-        found = self._messages.get((record.partition(), record.offset()))
-        return found or Message(record, record.delivery_count() or 1, b"", record.partition())
 
     def _copies_before(self, record: KafkaMessage, found: headers.Headers) -> int:
         """The deliveries before this copy (a delayed retry's header); 0 when
@@ -296,3 +283,9 @@ class ShareQueueClient(Closing):
         if counts.any():
             self._producer.produce(self.config.counts_topic, key=self._id, value=counts.encode())
         self._counts = ShareCounts(minute)
+
+
+def _message_of(refusal: Refusal) -> Message:
+    """The message a refused acknowledgement was for, to name it."""
+    record = refusal.record
+    return Message(record, record.delivery_count() or 1, b"", record.partition())

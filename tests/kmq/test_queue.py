@@ -233,3 +233,23 @@ def test_keyed_messages_land_where_the_java_partitioner_puts_them(queue: QueueCo
         placed[record.value()][record.key()] = record.partition()
     assert placed[b"ours"] == placed[b"java"]
     assert len(set(placed[b"ours"].values())) == 3  # the keys do spread
+
+
+def test_a_late_ack_on_kmq_is_accepted_and_the_redelivered_copy_is_delivered(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    """The kmq backend's answer to a stale ack (README "Late
+    acknowledgements"): an ack is an end marker, never refused; once the
+    tracker has redelivered the message, the late ack settles nothing and
+    the copy is delivered and acked as usual. Nothing is dead-lettered."""
+    send(queue, 1)
+    with QueueClient(queue) as client:
+        [first] = poll_until(client, 1)
+        [copy] = poll_until(client, 1)  # redelivered after the 1 s timeout
+        assert (copy.id, copy.delivery_count) == (first.id, 2)
+        client.ack(first)  # late: raises nothing
+        client.flush()
+        client.ack(copy)
+        client.flush()
+    wait_for(lambda: tracker.stats().in_flight == 0, 30, "nothing in flight")
+    assert dlq(queue) == []

@@ -12,6 +12,8 @@ its acquired offsets are the caller's to move aside.
 """
 
 import struct
+from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -48,8 +50,45 @@ class Acquired:
     delivery_count: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    """A batch decompressed, and where each of its records starts."""
+
+    body: bytes
+    offsets: list[int]  # each record's offset, in order
+    starts: list[int]  # where each record starts in body
+    base_ts: int
+    log_append: int | None  # the batch's time, for LogAppendTime batches
+
+
+class BatchCache:
+    """The last batches seen, decompressed and indexed by offset. A
+    record-limit fetch returns the whole batch again for every slice of it a
+    member acquires: decompressing and walking it once, not once a fetch,
+    keeps polling a large producer batch a few records at a time cheap."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[int, int, int], _Indexed] = OrderedDict()
+
+    def get(self, key: tuple[int, int, int]) -> _Indexed | None:
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[int, int, int], indexed: _Indexed) -> None:
+        self._entries[key] = indexed
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
 def records(
-    data: bytes | None, topic: str, partition: int, acquired: Sequence[Acquired]
+    data: bytes | None,
+    topic: str,
+    partition: int,
+    acquired: Sequence[Acquired],
+    cache: BatchCache,
 ) -> Iterator[KafkaMessage]:
     """The acquired records of ``data``, in offset order. BatchError, after
     what was decoded before it, when a batch is malformed."""
@@ -62,23 +101,20 @@ def records(
         stop = pos + _LOG_OVERHEAD + length
         if stop > end:
             return  # a partial batch at the end of a fetch: the broker may cut one
+        where = f"{topic}/{partition}: batch at offset {base}"
         if length < _HEADER.size - _LOG_OVERHEAD:
-            raise BatchError(f"{topic}/{partition}: batch at offset {base} is {length} bytes")
+            raise BatchError(f"{where} is {length} bytes")
         header = _HEADER.unpack_from(view, pos)
-        magic, attributes, last_delta, base_ts, max_ts, count = (
-            header[3],
-            header[5],
-            header[6],
-            header[7],
-            header[8],
-            header[12],
-        )
+        magic, crc, attributes, last_delta = header[3], header[4], header[5], header[6]
         if magic != 2:
-            raise BatchError(f"{topic}/{partition}: batch at offset {base} has magic {magic}")
+            raise BatchError(f"{where} has magic {magic}")
         if not attributes & _CONTROL and _overlaps(ranges, base, base + last_delta):
-            body = _body(view[pos + _HEADER.size : stop], attributes, topic, base)
-            log_append = max_ts if attributes & _LOG_APPEND_TIME else None
-            yield from _decode(body, count, base, base_ts, log_append, topic, partition, ranges)
+            key = (partition, base, crc)
+            indexed = cache.get(key)
+            if indexed is None:
+                indexed = _index(view[pos:stop], header, where)
+                cache.put(key, indexed)
+            yield from _decode(indexed, topic, partition, ranges, where)
         pos = stop
 
 
@@ -86,72 +122,85 @@ def _overlaps(ranges: Sequence[Acquired], first: int, last: int) -> bool:
     return any(r.first <= last and first <= r.last for r in ranges)
 
 
-def _body(raw: memoryview, attributes: int, topic: str, base: int) -> bytes:
+def _index(batch: memoryview, header: tuple, where: str) -> _Indexed:
+    base, attributes, base_ts, max_ts, count = (
+        header[0],
+        header[5],
+        header[7],
+        header[8],
+        header[12],
+    )
+    body = _body(batch[_HEADER.size :], attributes, where)
+    offsets: list[int] = []
+    starts: list[int] = []
+    pos, size = 0, len(body)
+    try:
+        for _ in range(count):
+            length, at = _varint(body, pos)
+            if length < 0 or at + length > size:
+                raise ValueError("a record runs past the batch")
+            _, after_ts = _varint(body, at + 1)  # a byte of attributes, the time delta
+            delta, _ = _varint(body, after_ts)
+            starts.append(pos)
+            offsets.append(base + delta)
+            pos = at + length
+    except (IndexError, ValueError) as exc:
+        raise BatchError(f"{where} is malformed: {exc}") from None
+    log_append = max_ts if attributes & _LOG_APPEND_TIME else None
+    return _Indexed(body, offsets, starts, base_ts, log_append)
+
+
+def _body(raw: memoryview, attributes: int, where: str) -> bytes:
     kind = attributes & _COMPRESSION
     if not kind:
         return raw.tobytes()
     decompress = _DECOMPRESS.get(kind)
     if decompress is None:
-        raise BatchError(f"{topic}: batch at offset {base} uses unknown compression {kind}")
+        raise BatchError(f"{where} uses unknown compression {kind}")
     try:
         return decompress(raw.tobytes())
     except Exception as exc:  # each codec raises its own kinds
-        raise BatchError(f"{topic}: batch at offset {base} does not decompress: {exc}") from None
+        raise BatchError(f"{where} does not decompress: {exc}") from None
 
 
 def _decode(
-    body: bytes,
-    count: int,
-    base: int,
-    base_ts: int,
-    log_append: int | None,
+    indexed: _Indexed,
     topic: str,
     partition: int,
     ranges: Sequence[Acquired],
+    where: str,
 ) -> Iterator[KafkaMessage]:
-    """The hot loop: one varint read per field, one Message per kept record."""
-    pos, kind = 0, TIMESTAMP_CREATE_TIME if log_append is None else TIMESTAMP_LOG_APPEND_TIME
+    """The hot loop: only the acquired records are read, one Message each."""
+    body, offsets, starts, base_ts = indexed.body, indexed.offsets, indexed.starts, indexed.base_ts
+    log_append = indexed.log_append
+    kind = TIMESTAMP_CREATE_TIME if log_append is None else TIMESTAMP_LOG_APPEND_TIME
     try:
-        for _ in range(count):
-            length, pos = _varint(body, pos)
-            stop = pos + length
-            pos += 1  # record attributes: unused
-            ts_delta, pos = _varint(body, pos)
-            offset_delta, pos = _varint(body, pos)
-            offset = base + offset_delta
-            delivery = _delivery_count(ranges, offset)
-            if delivery is None:
-                pos = stop
-                continue
-            key, pos = _bytes(body, pos)
-            value, pos = _bytes(body, pos)
-            headers, names_ok, pos = _headers(body, pos)
-            timestamp = base_ts + ts_delta if log_append is None else log_append
-            pos = stop
-            record = KafkaMessage(
-                topic=topic,
-                partition=partition,
-                offset=offset,
-                key=key,
-                value=value,
-                headers=headers,
-                timestamp=(kind, timestamp),
-                delivery_count=delivery,
-            )
-            if not names_ok:
-                mark_undecodable(record)
-            yield record
+        for span in ranges:
+            i = bisect_left(offsets, span.first)
+            while i < len(offsets) and offsets[i] <= span.last:
+                _, pos = _varint(body, starts[i])
+                ts_delta, pos = _varint(body, pos + 1)
+                _, pos = _varint(body, pos)  # the offset delta, indexed already
+                key, pos = _bytes(body, pos)
+                value, pos = _bytes(body, pos)
+                headers, names_ok, pos = _headers(body, pos)
+                timestamp = base_ts + ts_delta if log_append is None else log_append
+                record = KafkaMessage(
+                    topic=topic,
+                    partition=partition,
+                    offset=offsets[i],
+                    key=key,
+                    value=value,
+                    headers=headers,
+                    timestamp=(kind, timestamp),
+                    delivery_count=span.delivery_count,
+                )
+                if not names_ok:
+                    mark_undecodable(record)
+                yield record
+                i += 1
     except (IndexError, ValueError) as exc:
-        raise BatchError(
-            f"{topic}/{partition}: batch at offset {base} is malformed: {exc}"
-        ) from None
-
-
-def _delivery_count(ranges: Sequence[Acquired], offset: int) -> int | None:
-    for r in ranges:
-        if r.first <= offset <= r.last:
-            return r.delivery_count
-    return None
+        raise BatchError(f"{where} is malformed: {exc}") from None
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:

@@ -41,7 +41,11 @@ log = logging.getLogger(__name__)
 
 RECORD_LIMIT = 1  # ShareAcquireMode: acquire no more than MaxRecords
 MAX_WAIT_S = 0.5  # one fetch's long poll: the heartbeat shares the connection
-MAX_BYTES = 16 * 1024 * 1024
+MAX_BYTES = 8 * 1024 * 1024
+# A fetch returns whole producer batches even when it acquired a few records
+# of one, and the broker may pass MaxBytes for a first large batch (KIP-74):
+# kafka-python's 1 MB default for a response would drop the connection.
+RECEIVE_MAX_BYTES = 128 * 1024 * 1024
 RETRY_S = 0.2
 _SESSION_GONE = {
     protocol_errors.ShareSessionNotFoundError.errno,
@@ -77,6 +81,7 @@ class ShareConsumer:
         timeout_s: float = 30.0,
     ) -> None:
         config = protocol_config(bootstrap_servers, kafka_config, timeout_s)
+        config["receive_message_max_bytes"] = RECEIVE_MAX_BYTES
         self.topic = topic
         self._net = NetworkSelector(**config)
         self._manager = KafkaConnectionManager(self._net, **config)
@@ -94,6 +99,7 @@ class ShareConsumer:
         # an offset comes back to the same member with a higher count.
         self._leases: dict[tuple[int, int], tuple[Lease, int]] = {}
         self._pending: list[_Entry] = []
+        self._batches = batches.BatchCache()
         self._turn = 0
         self.acquired = 0  # records handed out, over the consumer's life
         self.malformed = 0  # acquired records in batches that do not decode
@@ -267,7 +273,7 @@ class ShareConsumer:
         got: list[KafkaMessage] = []
         broken: batches.BatchError | None = None
         try:
-            got.extend(batches.records(data, self.topic, partition, acquired))
+            got.extend(batches.records(data, self.topic, partition, acquired, self._batches))
         except batches.BatchError as exc:
             broken = exc
         present = {record.offset() for record in got}

@@ -22,6 +22,7 @@ from confluent_kafka import (
 )
 
 from kmqadmin.kafka.config import client_config, consumer_config
+from kmqadmin.kafka.share_consumer.errors import UnsettledRecords
 from kmqadmin.kmq import QueueClient, QueueConfig
 
 # What bench/queues.py calls each variant; "each" and "batch" name how a
@@ -30,7 +31,9 @@ PLAIN = "plain_group"
 KMQ_EACH, KMQ_BATCH = "kmq_each", "kmq_batch"
 SHARE_EACH, SHARE_BATCH = "share_each", "share_batch"
 SHARE_CONSUMER = "share_consumer"
-SYSTEMS = (PLAIN, KMQ_EACH, KMQ_BATCH, SHARE_EACH, SHARE_BATCH, SHARE_CONSUMER)
+# Our share backend on librdkafka's consumer (share_acquire_mode="batch_optimized").
+SHARE_FAST = "share_batch_optimized"
+SYSTEMS = (PLAIN, KMQ_EACH, KMQ_BATCH, SHARE_EACH, SHARE_BATCH, SHARE_FAST, SHARE_CONSUMER)
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,9 @@ class Target:
 
 
 class MustSettle(Exception):
-    """librdkafka's share consumer hands a member its next batch only once
-    every record of the previous one is settled: a held record stops the
-    member's polls."""
+    """librdkafka's share consumer (bare, or ours in batch_optimized mode)
+    hands a member its next batch only once every record of the previous one
+    is settled: a held record stops the member's polls."""
 
 
 class System(Protocol):
@@ -116,7 +119,10 @@ class QueueBackend:
         self._batch_acks = batch_acks
 
     def poll(self, max_messages: int, timeout: float) -> list[Any]:
-        return self._client.poll(max_messages, timeout)
+        try:
+            return self._client.poll(max_messages, timeout)
+        except UnsettledRecords:  # share_acquire_mode="batch_optimized"
+            raise MustSettle from None
 
     def ack(self, done: list[Any], held: list[Any]) -> list[Any]:
         if self._batch_acks:
@@ -176,4 +182,4 @@ def open_system(name: str, target: Target) -> System:
         return PlainGroup(target)
     if name == SHARE_CONSUMER:
         return BareShareConsumer(target)
-    return QueueBackend(target, batch_acks=name.endswith("_batch"))
+    return QueueBackend(target, batch_acks=name in (KMQ_BATCH, SHARE_BATCH, SHARE_FAST))

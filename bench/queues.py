@@ -43,6 +43,7 @@ from bench.queue_systems import (
     SHARE_BATCH,
     SHARE_CONSUMER,
     SHARE_EACH,
+    SHARE_FAST,
     SYSTEMS,
     Target,
 )
@@ -119,7 +120,8 @@ class Bench:
                 yield Target(self.bootstrap, name, group)
             return
         backend = "kmq" if system in (KMQ_EACH, KMQ_BATCH) else "share"
-        config = QueueConfig(self.bootstrap, name, group, backend=backend)
+        mode = "batch_optimized" if system == SHARE_FAST else "record_limit"
+        config = QueueConfig(self.bootstrap, name, group, backend=backend, share_acquire_mode=mode)
         with self._deleting(config.ensure_topics(partitions=partitions)):
             if backend == "share":
                 yield Target(self.bootstrap, name, group, config)
@@ -158,7 +160,7 @@ class Bench:
         )
 
     def _joined(self, jobs: list[Job], target: Target) -> bool:
-        if jobs[0].system in (SHARE_EACH, SHARE_BATCH, SHARE_CONSUMER):
+        if jobs[0].system in (SHARE_EACH, SHARE_BATCH, SHARE_FAST, SHARE_CONSUMER):
             # Share groups have no describe call in this client; every member
             # of one may be handed records of any partition, so each acks some.
             return all(self.workers.shared.acked[i] for i in range(len(jobs)))
@@ -274,7 +276,9 @@ def ratios(rows: list[dict], floors: dict[str, float]) -> dict:
 
     first = rows[0]["msgs_per_s"]
     return {
-        "share_vs_share_consumer": vs_share_consumer((SHARE_EACH, SHARE_BATCH), lambda r: True),
+        "share_vs_share_consumer": vs_share_consumer(
+            (SHARE_EACH, SHARE_BATCH, SHARE_FAST), lambda r: True
+        ),
         "kmq_vs_share_consumer_one_consumer_per_partition": vs_share_consumer(
             (KMQ_EACH, KMQ_BATCH), lambda r: r["partitions"] == r["consumers"]
         ),
@@ -329,7 +333,9 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
                 "systems": {s: bench.latency(s, shapes[0], rate) for s in bench.systems},
             },
             "head_of_line": head_of_line(bench, shapes[0]),
-            "slow_work": slow_work.run(bootstrap),
+            "slow_work": slow_work.run(
+                bootstrap, slow_work.QUICK if args.quick else slow_work.CASES
+            ),
             "run_s": round(time.monotonic() - started),
         }
     finally:

@@ -44,6 +44,7 @@ class Case:
 
 
 CASES = (Case(300, 3, 5000, 60), Case(100, 4, 2000, 200), Case(50, 8, 2000, 400))
+QUICK = (Case(50, 2, 2000, 20),)  # --quick: one small case
 
 
 def run(bootstrap: str, cases: tuple[Case, ...] = CASES) -> list[dict]:

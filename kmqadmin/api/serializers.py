@@ -311,3 +311,17 @@ class QueueStatsSerializer(serializers.Serializer):
     dead_lettered_per_min = serializers.FloatField(
         help_text="messages moved to the DLQ per minute over the same minutes"
     )
+    share_held = serializers.IntegerField(
+        allow_null=True,
+        help_text="share queues: records the consumers held, acquired and not yet "
+        "acknowledged, at their latest per-minute reports; null for kmq queues",
+    )
+    refused_acks_per_min = serializers.FloatField(
+        allow_null=True,
+        help_text="share queues: acknowledgements the broker refused, per minute; null for kmq",
+    )
+    expired_locks_per_min = serializers.FloatField(
+        allow_null=True,
+        help_text="share queues: acknowledgements made after the lock ran out, per minute; "
+        "null for kmq",
+    )

@@ -16,6 +16,14 @@ Backend = Literal["kmq", "share"]
 # "kmq": start/end markers and a redelivery tracker, any Kafka version.
 # "share": a KIP-932 share group on the queue topic; the broker tracks deliveries.
 BACKENDS: tuple[Backend, ...] = ("kmq", "share")
+ShareAcquireMode = Literal["record_limit", "batch_optimized"]
+# How a share queue's consumer acquires records (KIP-1206's names):
+# "record_limit": our consumer (kafka.share_consumer), exactly what poll()
+#   asks for, with RENEW; for work of any speed.
+# "batch_optimized": librdkafka's ShareConsumer, whole producer batches per
+#   fetch; several times faster for fast work, but every record acquired
+#   is locked and counted from the fetch on, and extend() is not available.
+SHARE_ACQUIRE_MODES: tuple[ShareAcquireMode, ...] = ("record_limit", "batch_optimized")
 # A week of per-minute counts is what the console charts; older ones go.
 COUNTS_TOPIC_CONFIG = {"retention.ms": str(7 * 24 * 3600 * 1000)}
 
@@ -30,6 +38,7 @@ class QueueConfig:
     ``scheduler_config()``. ``backend`` picks who tracks deliveries: our
     markers and tracker ("kmq") or the broker's share group ("share"; no
     markers topic, no tracker; clients publish counts on ``counts_topic``).
+    ``share_acquire_mode`` picks a share queue's consumer (SHARE_ACQUIRE_MODES).
     """
 
     bootstrap_servers: str
@@ -45,6 +54,7 @@ class QueueConfig:
     kafka_config: Mapping[str, Any] = field(default_factory=dict)
     backend: Backend = "kmq"
     counts_topic: str = ""
+    share_acquire_mode: ShareAcquireMode = "record_limit"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kafka_config", masked(self.kafka_config))  # repr is logged
@@ -68,6 +78,11 @@ class QueueConfig:
             raise ValueError("max_redeliveries must be zero or more")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.share_acquire_mode not in SHARE_ACQUIRE_MODES:
+            raise ValueError(
+                f"share_acquire_mode must be one of {', '.join(SHARE_ACQUIRE_MODES)}, "
+                f"got {self.share_acquire_mode!r}"
+            )
 
     def ensure_topics(self, partitions: int = 6) -> list[str]:
         """Creates the queue's topics that are missing; returns the names created.

@@ -23,7 +23,6 @@ counts is one the worker was handed. What the broker lacks, this adds:
 """
 
 import logging
-import uuid
 from collections.abc import Iterable
 from functools import partial
 
@@ -35,7 +34,9 @@ from kmqadmin.kafka.closing import Closing
 from kmqadmin.kafka.config import producer_config
 from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.share_consumer.batch_optimized import BatchOptimizedConsumer
 from kmqadmin.kafka.share_consumer.consumer import Refusal, ShareConsumer
+from kmqadmin.kafka.share_consumer.errors import ShareConsumerError
 from kmqadmin.kafka.share_consumer.leases import ACCEPT, RELEASE
 from kmqadmin.kafka.topics import topic_partitions
 
@@ -58,14 +59,13 @@ class ShareQueueClient(Closing):
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
         share_group.configure(config)
-        self._consumer = ShareConsumer(
-            config.bootstrap_servers, config.group_id, config.topic, config.kafka_config
-        )
+        self._consumer = _consumer(config)
         self._producer = Producer(
             producer_config(config.bootstrap_servers, extra={"linger.ms": 0, **config.kafka_config})
         )
         self._dlq_partitions = len(topic_partitions(self._producer, config.dlq_topic))
-        self._id = uuid.uuid4().hex.encode()
+        self._id = self._consumer.member_id.encode()  # the counts' key
+        self._reported = (0, 0, 0)  # acquired, refused, expired when last published
         self._counts = ShareCounts(minute_of(now_ms()))
         self._accepted = 0  # acks since the counts were last folded: a bare int, per message
         self.malformed = 0
@@ -141,7 +141,11 @@ class ShareQueueClient(Closing):
                 f"({self.config.message_timeout_ms} ms) at most; got {ms} ms"
             )
         self._held(message, "extending")
-        for refusal in self._consumer.renew([message._record]):
+        try:
+            refused = self._consumer.renew([message._record])
+        except ShareConsumerError as exc:  # batch_optimized: no RENEW
+            raise NotImplementedError(str(exc)) from None
+        for refusal in refused:
             self.refused_acks += 1
             raise LockExpired(message, "extending", refusal.reason)
 
@@ -280,9 +284,29 @@ class ShareQueueClient(Closing):
             return
         counts.accepted += self._accepted
         self._accepted = 0
+        now = (self._consumer.acquired, self.refused_acks, self.expired_locks)
+        counts.acquired, counts.refused, counts.expired = (
+            a - b for a, b in zip(now, self._reported, strict=True)
+        )
+        self._reported = now
+        counts.in_flight = self._consumer.held
         if counts.any():
             self._producer.produce(self.config.counts_topic, key=self._id, value=counts.encode())
         self._counts = ShareCounts(minute)
+
+
+def _consumer(config: QueueConfig) -> ShareConsumer | BatchOptimizedConsumer:
+    if config.share_acquire_mode == "batch_optimized":
+        return BatchOptimizedConsumer(
+            config.bootstrap_servers,
+            config.group_id,
+            config.topic,
+            config.message_timeout_ms,
+            config.kafka_config,
+        )
+    return ShareConsumer(
+        config.bootstrap_servers, config.group_id, config.topic, config.kafka_config
+    )
 
 
 def _message_of(refusal: Refusal) -> Message:

@@ -5,11 +5,14 @@ released or rejected a minute ago; a chart needs that. Each ShareQueueClient
 tallies in memory (a few integer additions per batch) and, once a minute has
 passed, writes one record to the queue's counts topic:
 
-    key:   the client's id (bytes)
+    key:   the client's id (bytes): its share-group member id where it has one
     value: JSON {"minute": <epoch ms, start of the minute>, "accepted": n,
-           "released": n, "rejected": n, "dead_lettered": n, "delayed": n}
+           "released": n, "rejected": n, "dead_lettered": n, "delayed": n,
+           "acquired": n, "refused": n, "expired": n, "in_flight": n}
 
-Readers sum the records per minute, across clients.
+Readers sum the records per minute, across clients, and keep each client's
+latest for the console's per-consumer table. Records written before the last
+four fields existed read them as 0.
 """
 
 import json
@@ -30,6 +33,10 @@ class ShareCounts:
     ``rejected`` counts the worker's rejections, ``dead_lettered`` every move
     to the DLQ (rejections and records over the delivery limit), ``delayed``
     the releases that went through the scheduler as delayed copies.
+    ``acquired`` counts the records the client acquired, ``refused`` the
+    acknowledgements the broker refused, ``expired`` those the client found
+    too late to send (the lock had run out); ``in_flight`` is a gauge: what
+    the client held, acquired and unacknowledged, when it wrote the record.
     """
 
     minute: int
@@ -38,6 +45,10 @@ class ShareCounts:
     rejected: int = 0
     dead_lettered: int = 0
     delayed: int = 0
+    acquired: int = 0
+    refused: int = 0
+    expired: int = 0
+    in_flight: int = 0
 
     def any(self) -> bool:
         return any(getattr(self, f.name) for f in fields(self) if f.name != "minute")

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -31,11 +31,18 @@ log = logging.getLogger(__name__)
 class CountsWindow:
     """One summed ShareCounts per minute, oldest first (minutes nobody
     reported are zeros), and how many records were not counts. ``complete``
-    is False when the deadline cut the read short."""
+    is False when the deadline cut the read short. ``clients``: per client
+    id (the record's key), its counts summed over the window, with the
+    minute and the in_flight gauge of its latest report."""
 
     minutes: list[ShareCounts]
     bad_records: int
     complete: bool
+    clients: dict[str, ShareCounts]
+
+    def in_flight(self) -> int:
+        """What the clients held at their latest reports, summed."""
+        return sum(c.in_flight for c in self.clients.values())
 
 
 class ShareCountsReader:
@@ -60,14 +67,17 @@ class ShareCountsReader:
         """The ``minutes`` whole minutes before the current one, summed."""
         first = minute_of(now_ms() if now is None else now) - minutes * MINUTE_MS
         sums = {first + i * MINUTE_MS: ShareCounts(first + i * MINUTE_MS) for i in range(minutes)}
+        clients: dict[str, ShareCounts] = {}
         with self._lock:
-            bad, complete = self._read(first, sums)
-        return CountsWindow(list(sums.values()), bad, complete)
+            bad, complete = self._read(first, sums, clients)
+        return CountsWindow(list(sums.values()), bad, complete, clients)
 
     def close(self) -> None:
         self._consumer.close()
 
-    def _read(self, since: int, sums: dict[int, ShareCounts]) -> tuple[int, bool]:
+    def _read(
+        self, since: int, sums: dict[int, ShareCounts], clients: dict[str, ShareCounts]
+    ) -> tuple[int, bool]:
         deadline = time.monotonic() + self.timeout_s
         starts, ends = self._bounds(since)
         pending = {p for p in starts if starts[p] < ends[p]}
@@ -80,7 +90,7 @@ class ShareCountsReader:
                 for record in self._consumer.consume(500, timeout=0.2):
                     if record.error() is not None or record.partition() not in pending:
                         continue
-                    bad += self._add(record, sums)
+                    bad += self._add(record, sums, clients)
                     if record.offset() + 1 >= ends[record.partition()]:
                         pending.discard(record.partition())
         finally:
@@ -106,7 +116,9 @@ class ShareCountsReader:
         starts = {tp.partition: ends[tp.partition] if tp.offset < 0 else tp.offset for tp in found}
         return starts, ends
 
-    def _add(self, record: Any, sums: dict[int, ShareCounts]) -> int:
+    def _add(
+        self, record: Any, sums: dict[int, ShareCounts], clients: dict[str, ShareCounts]
+    ) -> int:
         try:
             counts = decode(record)
         except BadCounts as exc:
@@ -120,4 +132,16 @@ class ShareCountsReader:
             return 1
         if (summed := sums.get(counts.minute)) is not None:
             summed.add(counts)
+            _per_client(clients, (record.key() or b"").decode(errors="replace"), counts)
         return 0
+
+
+def _per_client(clients: dict[str, ShareCounts], client: str, counts: ShareCounts) -> None:
+    total = clients.get(client)
+    if total is None:
+        clients[client] = ShareCounts(**asdict(counts))
+        return
+    latest = counts if counts.minute >= total.minute else total
+    minute, in_flight = latest.minute, latest.in_flight
+    total.add(counts)
+    total.minute, total.in_flight = minute, in_flight

@@ -7,7 +7,15 @@ import sys
 
 from tests.process import ROOT, env
 
-SYSTEMS = {"plain_group", "kmq_each", "kmq_batch", "share_each", "share_batch", "share_consumer"}
+SYSTEMS = {
+    "plain_group",
+    "kmq_each",
+    "kmq_batch",
+    "share_each",
+    "share_batch",
+    "share_batch_optimized",
+    "share_consumer",
+}
 SHAPES = {"4p_100B_1c", "4p_100B_4c"}  # --quick: one topic and record size, 1 and 4 consumers
 
 
@@ -18,7 +26,7 @@ def test_quick_run_reports_every_system(kafka) -> None:
         env=env(KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers),
         capture_output=True,
         text=True,
-        timeout=280,
+        timeout=420,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)["queues"]
@@ -33,7 +41,8 @@ def test_quick_run_reports_every_system(kafka) -> None:
     ratios = report["ratios"]
     assert set(ratios["share_vs_share_consumer"]) == SHAPES
     for pair in ratios["share_vs_share_consumer"].values():
-        assert set(pair) == {"share_each", "share_batch"} and all(r > 0 for r in pair.values())
+        assert set(pair) == {"share_each", "share_batch", "share_batch_optimized"}
+        assert all(r > 0 for r in pair.values())
     assert set(ratios["kmq_vs_share_consumer_one_consumer_per_partition"]) == {"4p_100B_4c"}
     assert set(ratios["kmq_io_floor_msgs_per_s"]) == {"kmq_each", "kmq_batch"}
     assert all(rate > 0 for rate in ratios["kmq_io_floor_msgs_per_s"].values())
@@ -57,3 +66,9 @@ def test_quick_run_reports_every_system(kafka) -> None:
     # A plain group cannot commit past a slow record: besides the slow 1 %
     # (--quick: one in 100), the records just behind one wait about as long.
     assert hol["systems"]["plain_group"]["p99_ms"] > 0.9 * settings["slow_ms"]
+
+    [slow] = report["slow_work"]  # --quick: one case
+    assert set(slow["systems"]) == {"kmq_each", "share_each", "share_consumer"}
+    ours = slow["systems"]["share_each"]
+    assert (ours["duplicates"], ours["not_acked"], ours["dead_letters"]) == (0, 0, 0), ours
+    assert all(f["msgs_per_s"] > 0 for f in slow["systems"].values())

@@ -1,6 +1,8 @@
 """A share queue's page: its group's members, offsets, settings and counts
 from the real broker, no in-flight table, and the admin-only reset."""
 
+import time
+
 import pytest
 from confluent_kafka import Producer
 from django.test import Client
@@ -8,9 +10,11 @@ from django.test import Client
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kmq import AcksRefused, LockExpired, QueueClient
 from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
 from tests.console.conftest import client_as
 from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
 from tests.share_helpers import Sharer
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +118,43 @@ def test_a_kmq_queue_has_no_share_group_to_reset(registered: Queue) -> None:
     assert b"Share group" not in admin.get(f"/queues/{registered.topic}/").content
     refused = reset(admin, registered, to="latest")
     assert refused.status_code == 409 and b"has no share group" in refused.content
+
+
+def test_each_consumer_shows_what_it_held_and_its_expired_locks_on_the_page_api_and_metrics(
+    kafka: EmbeddedBroker, topic: str
+) -> None:
+    """A worker takes 3, overruns their 2 s lock (its acks raise, counted as
+    expired), takes them back and closes holding them: its last report says
+    so, on the queue page, the stats API and /metrics."""
+    cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
+    queue = Queue.objects.create(
+        cluster=cluster,
+        topic=topic,
+        group_id=f"{topic}-workers",
+        backend="share",
+        message_timeout_ms=2000,
+    )
+    config = queue.config()
+    config.ensure_topics(partitions=1)
+    send(config, 3)
+    with QueueClient(config) as client:
+        taken = poll_until(client, 3)
+        time.sleep(2.2)  # past the lock
+        with pytest.raises(LockExpired):
+            client.ack(taken[0])
+        with pytest.raises(AcksRefused):
+            client.ack_all(taken[1:])
+        again = poll_until(client, 3)
+        assert {m.delivery_count for m in again} == {2}
+        member = client._consumer.member_id
+    viewer = client_as("viewer")
+    html = viewer.get(f"/queues/{topic}/").content.decode()
+    row = html[html.index(f'data-consumer="{member}"') :]
+    row = row[: row.index("</tr>")]
+    assert "<td data-held>3</td>" in row and "<td data-expired>3</td>" in row, row
+    assert "<td>6</td>" in row  # acquired: 3, then the same 3 again
+    stats = viewer.get(f"/api/queues/{topic}/stats").json()
+    assert (stats["share_held"], stats["expired_locks_per_min"]) == (3, 0.6), stats
+    scraped = Client().get("/metrics").content.decode()
+    assert f'kmqadmin_share_held{{queue="{topic}"}} 3.0' in scraped
+    assert f'kmqadmin_share_expired_locks_per_minute{{queue="{topic}"}} 0.6' in scraped

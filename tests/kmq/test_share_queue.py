@@ -23,12 +23,16 @@ from kmqadmin.kmq import (
     share_counts,
 )
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.config import SHARE_ACQUIRE_MODES
 from kmqadmin.kmq.share_group import configure
 from kmqadmin.scheduler import Scheduler
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.queue_helpers import poll_until, send
 from tests.raw_produce import RawRecord, produce_raw
+
+# The tests of what both of a share queue's consumers promise run on each.
+both_modes = pytest.mark.parametrize("share_queue", SHARE_ACQUIRE_MODES, indirect=True)
 
 
 def letters(queue: QueueConfig) -> list:
@@ -83,6 +87,7 @@ def test_four_consumers_on_one_partition_each_get_distinct_records(
     assert sum(1 for values in seen.values() if values) >= 2, {i: len(v) for i, v in seen.items()}
 
 
+@both_modes
 def test_release_redelivers_with_the_count_plus_one(share_queue: QueueConfig) -> None:
     send(share_queue, 1, headers={"trace": b"abc"})
     with QueueClient(share_queue) as client:
@@ -96,6 +101,7 @@ def test_release_redelivers_with_the_count_plus_one(share_queue: QueueConfig) ->
     assert letters(share_queue) == []
 
 
+@both_modes
 def test_reject_moves_it_to_our_dlq_with_reason_and_headers(share_queue: QueueConfig) -> None:
     send(share_queue, 2, headers={"trace": b"abc"})
     with QueueClient(share_queue) as client:
@@ -112,6 +118,7 @@ def test_reject_moves_it_to_our_dlq_with_reason_and_headers(share_queue: QueueCo
     assert (found[h.DLQ_REASON], found[h.DLQ_DETAIL]) == (b"rejected", b"no such customer")
 
 
+@both_modes
 def test_over_the_delivery_limit_it_goes_to_the_dlq_unseen(share_queue: QueueConfig) -> None:
     """max_redeliveries 0: a worker that leaves without settling it gives it
     back to the broker; its next delivery is dead-lettered, not handed out."""
@@ -128,6 +135,7 @@ def test_over_the_delivery_limit_it_goes_to_the_dlq_unseen(share_queue: QueueCon
     assert h.find(letter.headers(), h.MESSAGE_ID) == first.id.encode()
 
 
+@both_modes
 def test_release_past_the_limit_dead_letters_at_once(share_queue: QueueConfig) -> None:
     send(share_queue, 1)
     with QueueClient(share_queue) as client:
@@ -245,6 +253,7 @@ def test_polling_again_before_settling_is_allowed(share_queue: QueueConfig) -> N
         client.ack_all(first + second)
 
 
+@both_modes
 def test_batches_settle_in_one_pass(share_queue: QueueConfig) -> None:
     send(share_queue, 20)
     with QueueClient(share_queue) as client:
@@ -275,6 +284,7 @@ def test_kmq_batches_write_one_marker_each(queue: QueueConfig) -> None:
         tracker.stop()
 
 
+@both_modes
 def test_an_undecodable_record_goes_to_the_dlq_and_the_rest_are_delivered(
     share_queue: QueueConfig,
 ) -> None:
@@ -292,6 +302,7 @@ def test_an_undecodable_record_goes_to_the_dlq_and_the_rest_are_delivered(
     assert h.find(letter.headers(), h.DLQ_REASON) == b"undecodable"
 
 
+@both_modes
 def test_counts_reach_the_counts_topic(share_queue: QueueConfig) -> None:
     send(share_queue, 3)
     with QueueClient(share_queue) as client:
@@ -330,3 +341,18 @@ def test_what_the_broker_cannot_do_is_refused_by_name(
 ) -> None:
     with pytest.raises(ShareGroupError, match=named):
         QueueClient(dataclasses.replace(share_queue, **change))
+
+
+def test_batch_optimized_cannot_extend_and_says_which_mode_can(share_queue: QueueConfig) -> None:
+    queue = dataclasses.replace(share_queue, share_acquire_mode="batch_optimized")
+    send(queue, 1)
+    with QueueClient(queue) as client:
+        [m] = poll_until(client, 1)
+        with pytest.raises(NotImplementedError, match="record_limit"):
+            client.extend(m, ms=1000)
+        client.ack(m)
+
+
+def test_an_unknown_acquire_mode_is_refused_by_name(share_queue: QueueConfig) -> None:
+    with pytest.raises(ValueError, match="share_acquire_mode must be one of"):
+        dataclasses.replace(share_queue, share_acquire_mode="fastest")

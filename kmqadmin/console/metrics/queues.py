@@ -36,6 +36,21 @@ GAUGES = (
     ("kmqadmin_queue_depth", "Messages the workers have not taken yet", "depth"),
     ("kmqadmin_queue_in_flight", "Deliveries started and not yet acked (kmq queues)", "in_flight"),
     ("kmqadmin_queue_dead_letters", "Letters in the queue's DLQ", "dead_letters"),
+    (
+        "kmqadmin_share_held",
+        "Records a share queue's consumers held at their latest per-minute reports",
+        "share_held",
+    ),
+    (
+        "kmqadmin_share_refused_acks_per_minute",
+        "Acknowledgements the broker refused, per minute over the last 5 (share queues)",
+        "refused_acks_per_min",
+    ),
+    (
+        "kmqadmin_share_expired_locks_per_minute",
+        "Acknowledgements made after the lock ran out, per minute over the last 5 (share queues)",
+        "expired_locks_per_min",
+    ),
 )
 
 

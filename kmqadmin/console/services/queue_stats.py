@@ -23,6 +23,12 @@ class QueueStats:
     dead_letters: int
     redelivered_per_min: float  # over the last RATE_MINUTES, as the trackers counted
     dead_lettered_per_min: float
+    # Share queues only (None on kmq), from the counts their clients publish:
+    # what the clients held at their latest per-minute reports, and the
+    # acknowledgements refused by the broker or found past their lock.
+    share_held: int | None = None
+    refused_acks_per_min: float | None = None
+    expired_locks_per_min: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -61,18 +67,23 @@ def _share_depth(queue: Queue) -> int:
     return sum(p.end - p.log_start if p.lag is None else p.lag for p in progress)
 
 
-def _share_rates(queue: Queue) -> dict[str, float]:
+def _share_rates(queue: Queue) -> dict[str, float | int]:
     """From the counts the clients publish: no tracker counts a share queue's
     redeliveries (releases and delayed retries) or moves to the DLQ."""
     config = queue.config()
     # The RATE_MINUTES whole minutes and this one so far, as rates() counts.
     window = clients.share_counts(config).last(RATE_MINUTES + 1, now=now_ms() + MINUTE_MS)
     minutes = window.minutes
-    redelivered = sum(c.released + c.delayed for c in minutes)
-    dead = sum(c.dead_lettered for c in minutes)
+
+    def per_min(count: int) -> float:
+        return round(count / RATE_MINUTES, 1)
+
     return {
-        "redelivered_per_min": round(redelivered / RATE_MINUTES, 1),
-        "dead_lettered_per_min": round(dead / RATE_MINUTES, 1),
+        "redelivered_per_min": per_min(sum(c.released + c.delayed for c in minutes)),
+        "dead_lettered_per_min": per_min(sum(c.dead_lettered for c in minutes)),
+        "share_held": window.in_flight(),
+        "refused_acks_per_min": per_min(sum(c.refused for c in minutes)),
+        "expired_locks_per_min": per_min(sum(c.expired for c in minutes)),
     }
 
 

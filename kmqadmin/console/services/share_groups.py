@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
+from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.offset_reset import ResetTarget
 from kmqadmin.kafka.share_groups import PartitionProgress, ShareGroup, ShareSettings
+from kmqadmin.kmq.share_counts import MINUTE_MS
 from kmqadmin.kmq.share_counts_reader import CountsWindow
 
 from ..models import Queue
@@ -38,6 +40,16 @@ class ShareGroupView:
     errors: list[str] = field(default_factory=list)
 
     @property
+    def consumers(self) -> list[tuple[str, bool, object]]:
+        """(client id, whether it is a member now, its latest report) for
+        every client that reported in the last hour, members first."""
+        if not self.counts:
+            return []
+        members = {m.member_id for m in self.group.members} if self.group else set()
+        rows = [(cid, cid in members, c) for cid, c in self.counts.clients.items()]
+        return sorted(rows, key=lambda row: (not row[1], row[0]))
+
+    @property
     def active_minutes(self) -> list:
         """The minutes of the last hour in which anything happened, newest first."""
         return [c for c in reversed(self.counts.minutes) if c.any()] if self.counts else []
@@ -55,7 +67,8 @@ def view(queue: Queue) -> ShareGroupView:
     except BROKER_ERRORS as exc:
         shown.errors.append(f"share group {config.group_id}: {exc}")
     try:
-        shown.counts = clients.share_counts(config).last(COUNTS_MINUTES)
+        # The last hour and this minute so far: a client that closed reported it.
+        shown.counts = clients.share_counts(config).last(COUNTS_MINUTES + 1, now_ms() + MINUTE_MS)
     except BROKER_ERRORS as exc:
         shown.errors.append(f"counts topic {config.counts_topic}: {exc}")
     return shown

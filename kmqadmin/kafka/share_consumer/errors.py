@@ -8,6 +8,11 @@ class ShareConsumerError(RuntimeError):
     group), or the topic does not exist."""
 
 
+class UnsettledRecords(ShareConsumerError):
+    """librdkafka's consumer hands out its next fetch only once every record
+    of the previous one is acknowledged."""
+
+
 def error_name(code: int) -> str:
     """InvalidRecordStateError, not 121."""
     return protocol_errors.for_code(code).__name__

@@ -3,9 +3,11 @@
 The broker is the tracker: it hands each record to one member, locks it for
 the queue's message timeout, counts its deliveries and takes it back when
 the member releases it, dies or overruns the lock. Our consumer
-(kafka.share_consumer) acquires exactly what poll() asks for, so a slow
-worker never holds records it has not seen, and every delivery the broker
-counts is one the worker was handed. What the broker lacks, this adds:
+(kafka.share_consumer, share_acquire_mode "record_limit", the default)
+acquires exactly what poll() asks for, so a slow worker never holds records
+it has not seen, and every delivery the broker counts is one the worker was
+handed; "batch_optimized" runs on librdkafka's consumer instead, for fast
+work (see QueueConfig). What the broker lacks, this adds:
 
 - a DLQ with reasons: reject() and a delivery count over max_redeliveries
   write the record to our DLQ (key, value, headers, timestamp and kmq-id

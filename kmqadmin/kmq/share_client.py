@@ -44,7 +44,7 @@ from kmqadmin.kafka.topics import topic_partitions
 
 from . import copies, headers, share_group
 from .config import QueueConfig
-from .locks import AcksRefused, LockExpired
+from .locks import AcksRefused, LockExpired, describe
 from .message import Message
 from .share_counts import ShareCounts, minute_of
 
@@ -85,7 +85,7 @@ class ShareQueueClient(Closing):
         timeout. Records over the delivery limit, or whose headers do not
         decode, go to the DLQ instead. Sends the acknowledgements made since
         the last call first, and raises AcksRefused for those refused."""
-        self._settle()
+        self._settle(wait=False)
         self._publish_counts()
         records = self._consumer.poll(max_messages, timeout)
         messages: list[Message] = []
@@ -148,6 +148,11 @@ class ShareQueueClient(Closing):
         except ShareConsumerError as exc:  # batch_optimized: no RENEW
             raise NotImplementedError(str(exc)) from None
         for refusal in refused:
+            if refusal.unknown:
+                raise TimeoutError(
+                    f"extending {describe(message)}: {refusal.reason}; the lock may or may "
+                    "not have been renewed"
+                )
             self.refused_acks += 1
             raise LockExpired(message, "extending", refusal.reason)
 
@@ -156,16 +161,18 @@ class ShareQueueClient(Closing):
         lock (see kafka.share_consumer.leases). AcksRefused names the
         messages whose locks had run out or the broker refused; the others
         took."""
+        batch = list(messages)
+        records = [m._record for m in batch]
+        stale = self._consumer.stale(records)
         late: list[tuple[Message, str]] = []
-        acknowledge, n = self._consumer.acknowledge, 0
-        for message in messages:
-            if self._late(message):
-                late.append((message, "lock expired before the ack"))
-                continue
-            acknowledge(message._record, ACCEPT)
-            n += 1
-        self._accepted += n
-        self._settle(late)
+        if stale:
+            ids = {id(r) for r in stale}
+            late = [(m, "lock expired before the ack") for m in batch if id(m._record) in ids]
+            records = [r for r in records if id(r) not in ids]
+        self._consumer.acknowledge_all(records, ACCEPT)
+        self._accepted += len(records)
+        self.expired_locks += len(late)
+        self._settle(late, wait=False)
 
     def release_all(self, messages: Iterable[Message]) -> None:
         for message in messages:
@@ -182,7 +189,7 @@ class ShareQueueClient(Closing):
         """Waits until the DLQ letters and delayed copies are written and
         every acknowledgement so far is answered; AcksRefused for those
         refused."""
-        self._settle(timeout=timeout)
+        self._settle(timeout=timeout, wait=True)
 
     def close(self) -> None:
         """Settles what it can, publishes this minute's counts, leaves the
@@ -212,15 +219,19 @@ class ShareQueueClient(Closing):
         return True
 
     def _settle(
-        self, late: list[tuple[Message, str]] | None = None, timeout: float = LETTER_TIMEOUT_S
+        self,
+        late: list[tuple[Message, str]] | None = None,
+        timeout: float = LETTER_TIMEOUT_S,
+        wait: bool = True,
     ) -> None:
         """Letters written, acknowledgements sent; AcksRefused for ``late``
-        and whatever the broker refused."""
+        and whatever the broker refused. ``wait`` False lets a consumer that
+        sends acknowledgements with its next fetch (batch_optimized) do so."""
         remaining = self._producer.flush(timeout)
         if remaining:
             raise KafkaException(f"{remaining} DLQ letters or delayed copies not written")
         refused = list(late or ())
-        for refusal in self._consumer.flush():
+        for refusal in self._consumer.flush(wait):
             refused.append((_message_of(refusal), refusal.reason))
             self.refused_acks += not refusal.unknown
         if refused:

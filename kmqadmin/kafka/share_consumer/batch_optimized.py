@@ -55,10 +55,14 @@ class BatchOptimizedConsumer:
         self._consumer.set_acknowledgement_commit_callback(self._committed)
         self._consumer.subscribe([topic])
         self._lock_ms = lock_ms
+        # The last fetch, handed out up to _next; librdkafka fetches again only
+        # once all of it is acknowledged, so it is all that can be held, under
+        # one lease. No bookkeeping per record: this mode is for speed.
         self._fetched: Sequence[KafkaMessage] = ()
         self._next = 0
-        self._leases: dict[tuple[int, int], tuple[Lease, int]] = {}
-        self._sent: dict[tuple[int, int], KafkaMessage] = {}  # acknowledged, not committed
+        self._lease: Lease | None = None
+        self._acknowledged = 0  # of the last fetch
+        self._unanswered = False  # acknowledged since the last commit
         self._refused: list[Refusal] = []
         self.acquired = 0
         self.malformed = 0
@@ -67,13 +71,11 @@ class BatchOptimizedConsumer:
 
     @property
     def held(self) -> int:
-        return len(self._leases)
+        return len(self._fetched) - self._acknowledged
 
     def lease(self, record: KafkaMessage) -> Lease | None:
-        found = self._leases.get((record.partition(), record.offset()))
-        if found is None or found[1] != record.delivery_count():
-            return None
-        return found[0]
+        """The last fetch's lease: every record still held is of it."""
+        return self._lease
 
     def poll(self, max_records: int, timeout: float) -> list[KafkaMessage]:
         if self._next >= len(self._fetched):
@@ -84,16 +86,30 @@ class BatchOptimizedConsumer:
         return batch
 
     def acknowledge(self, record: KafkaMessage, kind: int) -> None:
-        key = (record.partition(), record.offset())
-        self._leases.pop(key, None)
-        self._sent[key] = record
         self._consumer.acknowledge(record, _TYPES[kind])
+        self._acknowledged += 1
+        self._unanswered = True
 
-    def flush(self) -> list[Refusal]:
-        """Commits what is acknowledged; what the broker refused."""
-        if self._sent:
+    def acknowledge_all(self, records: list[KafkaMessage], kind: int) -> None:
+        acknowledge, how = self._consumer.acknowledge, _TYPES[kind]
+        for record in records:
+            acknowledge(record, how)
+        self._acknowledged += len(records)
+        self._unanswered = self._unanswered or bool(records)
+
+    def stale(self, records: list[KafkaMessage]) -> list[KafkaMessage]:
+        """All of them once the last fetch's lock has run out (everything
+        held is of that fetch), else none."""
+        lease = self._lease
+        return list(records) if lease is None or lease.expired else []
+
+    def flush(self, wait: bool = True) -> list[Refusal]:
+        """What the broker refused so far. With ``wait``, commits what is
+        acknowledged first; without, the acknowledgements ride the next
+        fetch, as librdkafka sends them, and their answers come after it."""
+        if wait and self._unanswered:
             self._consumer.commit_sync(COMMIT_TIMEOUT_S)
-        self._sent.clear()
+            self._unanswered = False
         refused, self._refused = self._refused, []
         return refused
 
@@ -115,26 +131,22 @@ class BatchOptimizedConsumer:
                 f"{exc}: with share_acquire_mode='batch_optimized' the next fetch comes only "
                 "once every message of the previous one is acked, released or rejected"
             ) from None
-        lease = Lease(-1, sent + self._lock_ms / 1000, self._lock_ms)
         good = []
         for record in records:
-            if (error := record.error()) is not None:
-                if error.code() != KafkaError._PARTITION_EOF:
-                    raise KafkaException(error)
-                continue
-            self._leases[(record.partition(), record.offset())] = (
-                lease,
-                record.delivery_count(),
-            )
-            good.append(record)
+            if (error := record.error()) is None:
+                good.append(record)
+            elif error.code() != KafkaError._PARTITION_EOF:
+                raise KafkaException(error)
         self.acquired += len(good)
-        self._fetched, self._next = good, 0
+        self._fetched, self._next, self._acknowledged = good, 0, 0
+        self._lease = Lease(-1, sent + self._lock_ms / 1000, self._lock_ms) if good else None
 
     def _committed(self, offsets: dict[TopicPartition, set[int]], error: object) -> None:
+        """librdkafka's answer to acknowledgements, whenever they were sent:
+        refused ones are named by their coordinates."""
         if error is None:
             return
         for tp, found in offsets.items():
-            for offset in found:
-                record = self._sent.get((tp.partition, offset))
-                if record is not None:
-                    self._refused.append(Refusal(record, ACCEPT, str(error)))
+            for offset in sorted(found):
+                record = KafkaMessage(topic=tp.topic, partition=tp.partition, offset=offset)
+                self._refused.append(Refusal(record, ACCEPT, str(error)))

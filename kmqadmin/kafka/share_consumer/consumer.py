@@ -132,8 +132,27 @@ class ShareConsumer:
         """Queued until the next flush."""
         self._pending.append((record.partition(), record.offset(), kind, record))
 
-    def flush(self) -> list[Refusal]:
-        """Sends every queued acknowledgement; what the broker refused."""
+    def acknowledge_all(self, records: list[KafkaMessage], kind: int) -> None:
+        self._pending.extend((r.partition(), r.offset(), kind, r) for r in records)
+
+    def stale(self, records: list[KafkaMessage]) -> list[KafkaMessage]:
+        """Those of ``records`` no longer held: lock expired, acknowledged
+        already, or delivered again since. One clock read per lease."""
+        out, checked = [], {}
+        for r in records:
+            lease = self.lease(r)
+            if lease is None:
+                out.append(r)
+                continue
+            if (expired := checked.get(id(lease))) is None:
+                expired = checked[id(lease)] = lease.expired
+            if expired:
+                out.append(r)
+        return out
+
+    def flush(self, wait: bool = True) -> list[Refusal]:
+        """Sends every queued acknowledgement and waits for the answers (one
+        request per lease, whatever ``wait`` says); what the broker refused."""
         if not self._pending:
             return []
         pending, self._pending = self._pending, []

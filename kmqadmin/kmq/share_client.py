@@ -25,7 +25,7 @@ work (see QueueConfig). What the broker lacks, this adds:
 """
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -175,15 +175,14 @@ class ShareQueueClient(Closing):
         self._settle(late, wait=False)
 
     def release_all(self, messages: Iterable[Message]) -> None:
-        for message in messages:
-            self.release(message)
-        self.flush()
+        """Releases each, then waits for the broker; AcksRefused names those
+        whose locks had run out or were refused, the others took."""
+        self._settle(_each(messages, self.release))
 
     def reject_all(self, messages: Iterable[Message], reason: str = "") -> None:
-        """Every letter written, one wait for the broker, then one commit."""
-        for message in messages:
-            self.reject(message, reason)
-        self.flush()
+        """Every letter written, one wait for the broker, then one commit;
+        AcksRefused as release_all."""
+        self._settle(_each(messages, partial(self.reject, reason=reason)))
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until the DLQ letters and delayed copies are written and
@@ -306,6 +305,18 @@ class ShareQueueClient(Closing):
         if counts.any():
             self._producer.produce(self.config.counts_topic, key=self._id, value=counts.encode())
         self._counts = ShareCounts(minute)
+
+
+def _each(messages: Iterable[Message], settle: Callable[[Message], None]) -> list:
+    """``settle`` applied to every message; (message, why) for those whose
+    lock had run out, so one stale message does not stop the batch."""
+    late = []
+    for message in messages:
+        try:
+            settle(message)
+        except LockExpired:
+            late.append((message, "lock expired before the ack"))
+    return late
 
 
 def _consumer(config: QueueConfig) -> ShareConsumer | BatchOptimizedConsumer:

@@ -244,6 +244,23 @@ def test_ack_all_names_the_stale_and_accepts_the_rest(share_queue: QueueConfig) 
         assert client.poll(10, 1.0) == []
 
 
+def test_reject_all_names_the_stale_and_dead_letters_the_rest(share_queue: QueueConfig) -> None:
+    send(share_queue, 2)
+    with QueueClient(share_queue) as client:
+        stale = poll_until(client, 2)
+        time.sleep(share_queue.message_timeout_ms / 2000)
+        send(share_queue, 1)
+        fresh = poll_until(client, 1)
+        time.sleep(share_queue.message_timeout_ms / 2000 + 0.2)  # the first two's locks end
+        with pytest.raises(AcksRefused) as refused:
+            client.reject_all(stale + fresh, reason="bad")
+        assert sorted(m.id for m, _ in refused.value.refused) == sorted(m.id for m in stale)
+        again = poll_until(client, 2)
+        client.ack_all(again)
+    [letter] = wait_for(lambda: letters(share_queue), 20, "the fresh one's letter")
+    assert h.find(letter.headers(), h.MESSAGE_ID) == fresh[0].id.encode()
+
+
 def test_polling_again_before_settling_is_allowed(share_queue: QueueConfig) -> None:
     send(share_queue, 4)
     with QueueClient(share_queue) as client:

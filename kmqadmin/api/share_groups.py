@@ -58,10 +58,32 @@ class MinuteSerializer(serializers.Serializer):
     rejected = serializers.IntegerField()
     dead_lettered = serializers.IntegerField()
     delayed = serializers.IntegerField()
+    acquired = serializers.IntegerField(help_text="records the clients acquired")
+    refused = serializers.IntegerField(help_text="acknowledgements the broker refused")
+    expired = serializers.IntegerField(
+        help_text="acknowledgements made after the lock ran out (raised, never sent)"
+    )
+    in_flight = serializers.IntegerField(
+        help_text="what the clients held (acquired, unacknowledged) when they reported"
+    )
+
+
+class ConsumerSerializer(serializers.Serializer):
+    client = serializers.CharField(help_text="the client's id: its share-group member id")
+    member = serializers.BooleanField(help_text="in the group now")
+    last_report = serializers.IntegerField(source="counts.minute", help_text="epoch ms")
+    acquired = serializers.IntegerField(source="counts.acquired", help_text="over the window")
+    held = serializers.IntegerField(
+        source="counts.in_flight", help_text="acquired and unacknowledged at its last report"
+    )
+    refused = serializers.IntegerField(source="counts.refused", help_text="over the window")
+    expired = serializers.IntegerField(source="counts.expired", help_text="over the window")
 
 
 class CountsSerializer(serializers.Serializer):
-    minutes = MinuteSerializer(many=True, help_text="the last hour, oldest first")
+    minutes = MinuteSerializer(
+        many=True, help_text="the last hour and the current minute so far, oldest first"
+    )
     bad_records = serializers.IntegerField()
     complete = serializers.BooleanField()
 
@@ -71,6 +93,9 @@ class ShareGroupSerializer(serializers.Serializer):
     progress = PartitionProgressSerializer(many=True)
     settings = SettingsSerializer(allow_null=True)
     counts = CountsSerializer(allow_null=True)
+    consumers = ConsumerSerializer(
+        many=True, help_text="every client that reported in the window, members first"
+    )
     errors = serializers.ListField(
         child=serializers.CharField(), help_text="what the broker did not answer, and why"
     )

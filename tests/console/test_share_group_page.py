@@ -155,6 +155,9 @@ def test_each_consumer_shows_what_it_held_and_its_expired_locks_on_the_page_api_
     assert "<td>6</td>" in row  # acquired: 3, then the same 3 again
     stats = viewer.get(f"/api/queues/{topic}/stats").json()
     assert (stats["share_held"], stats["expired_locks_per_min"]) == (3, 0.6), stats
+    [consumer] = viewer.get(f"/api/queues/{topic}/share-group").json()["consumers"]
+    assert consumer["client"] == member and not consumer["member"]
+    assert (consumer["acquired"], consumer["held"], consumer["expired"]) == (6, 3, 3), consumer
     scraped = Client().get("/metrics").content.decode()
     assert f'kmqadmin_share_held{{queue="{topic}"}} 3.0' in scraped
     assert f'kmqadmin_share_expired_locks_per_minute{{queue="{topic}"}} 0.6' in scraped

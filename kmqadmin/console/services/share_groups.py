@@ -15,7 +15,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from kmqadmin.kafka.clock import now_ms
 from kmqadmin.kafka.offset_reset import ResetTarget
 from kmqadmin.kafka.share_groups import PartitionProgress, ShareGroup, ShareSettings
-from kmqadmin.kmq.share_counts import MINUTE_MS
+from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts
 from kmqadmin.kmq.share_counts_reader import CountsWindow
 
 from ..models import Queue
@@ -31,6 +31,16 @@ class NotAShareQueue(Conflict):
     """The queue is tracked by kmq markers: it has no share group."""
 
 
+@dataclass(frozen=True)
+class ConsumerRow:
+    """One client's counts over the window, with the minute and what it
+    held at its latest report; ``member``: in the group now."""
+
+    client: str
+    member: bool
+    counts: ShareCounts
+
+
 @dataclass
 class ShareGroupView:
     group: ShareGroup | None = None
@@ -40,14 +50,13 @@ class ShareGroupView:
     errors: list[str] = field(default_factory=list)
 
     @property
-    def consumers(self) -> list[tuple[str, bool, object]]:
-        """(client id, whether it is a member now, its latest report) for
-        every client that reported in the last hour, members first."""
+    def consumers(self) -> list[ConsumerRow]:
+        """Every client that reported in the last hour, members first."""
         if not self.counts:
             return []
         members = {m.member_id for m in self.group.members} if self.group else set()
-        rows = [(cid, cid in members, c) for cid, c in self.counts.clients.items()]
-        return sorted(rows, key=lambda row: (not row[1], row[0]))
+        rows = [ConsumerRow(cid, cid in members, c) for cid, c in self.counts.clients.items()]
+        return sorted(rows, key=lambda row: (not row.member, row.client))
 
     @property
     def active_minutes(self) -> list:

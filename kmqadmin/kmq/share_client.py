@@ -74,11 +74,6 @@ class ShareQueueClient(Closing):
         self.refused_acks = 0  # acknowledgements the broker refused
         self.expired_locks = 0  # acknowledgements found too late, before sending
 
-    @property
-    def in_flight(self) -> int:
-        """Messages handed out and not yet acknowledged."""
-        return self._consumer.held
-
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
         """Up to ``max_messages`` newly acquired messages: no more are
         acquired, so each is locked from here for the queue's message

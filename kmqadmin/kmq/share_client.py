@@ -61,11 +61,13 @@ class ShareQueueClient(Closing):
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
         share_group.configure(config)
-        self._consumer = _consumer(config)
         self._producer = Producer(
             producer_config(config.bootstrap_servers, extra={"linger.ms": 0, **config.kafka_config})
         )
         self._dlq_partitions = len(topic_partitions(self._producer, config.dlq_topic))
+        # Last: from here on the consumer is a group member, with partitions
+        # nobody else is handed until it leaves (close()).
+        self._consumer = _consumer(config)
         self._id = self._consumer.member_id.encode()  # the counts' key
         self._reported = (0, 0, 0)  # acquired, refused, expired when last published
         self._counts = ShareCounts(minute_of(now_ms()))
@@ -194,6 +196,16 @@ class ShareQueueClient(Closing):
             try:
                 self._publish_counts(final=True)
                 self._producer.flush(LETTER_TIMEOUT_S)
+                # ACCEPTs that letters written just now queued: sent, not dropped.
+                for refusal in self._consumer.flush():
+                    record = refusal.record
+                    log.warning(
+                        "closing: %s/%d/%d not acknowledged: %s",
+                        record.topic(),
+                        record.partition(),
+                        record.offset(),
+                        refusal.reason,
+                    )
             finally:
                 self._consumer.close()
 

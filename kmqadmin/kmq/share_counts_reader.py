@@ -41,8 +41,13 @@ class CountsWindow:
     clients: dict[str, ShareCounts]
 
     def in_flight(self) -> int:
-        """What the clients held at their latest reports, summed."""
-        return sum(c.in_flight for c in self.clients.values())
+        """What the clients held at their latest reports, summed over those
+        that reported in the window's last two minutes: a client that has
+        not reported since is gone, and what it held went back to the broker."""
+        if not self.minutes:
+            return 0
+        recent = self.minutes[-1].minute - MINUTE_MS
+        return sum(c.in_flight for c in self.clients.values() if c.minute >= recent)
 
 
 class ShareCountsReader:

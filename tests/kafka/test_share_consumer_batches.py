@@ -42,8 +42,11 @@ def batch_bytes(base: int, n: int, compression: int = 0) -> bytes:
 def test_only_acquired_records_are_kept_with_their_delivery_count(compression: int) -> None:
     data = batch_bytes(100, 10, compression)
     cache = BatchCache()
-    got = list(records(data, "t", 0, [Acquired(102, 104, 3), Acquired(108, 108, 1)], cache))
-    again = list(records(data, "t", 0, [Acquired(109, 109, 2)], cache))  # from the cache
+    covered: list[tuple[int, int]] = []
+    acquired = [Acquired(102, 104, 3), Acquired(108, 108, 1)]
+    got = list(records(data, "t", 0, acquired, cache, covered))
+    assert covered == [(100, 109)]
+    again = list(records(data, "t", 0, [Acquired(109, 109, 2)], cache, []))  # from the cache
     assert [(r.offset(), r.value(), r.delivery_count()) for r in again] == [(109, b"v9", 2)]
     assert [(r.offset(), r.value(), r.delivery_count()) for r in got] == [
         (102, b"v2", 3),
@@ -63,7 +66,7 @@ def test_hostile_bytes_raise_batch_error_or_yield_nothing_never_anything_else() 
             data[rng.randrange(len(data))] = rng.randrange(256)
         cut = data[: rng.randrange(len(data) + 1)]
         try:
-            for record in records(bytes(cut), "t", 0, [Acquired(0, 4, 1)], BatchCache()):
+            for record in records(bytes(cut), "t", 0, [Acquired(0, 4, 1)], BatchCache(), []):
                 assert 0 <= record.offset() <= 4  # only what was acquired
         except BatchError:
             pass

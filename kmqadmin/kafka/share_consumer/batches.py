@@ -89,9 +89,13 @@ def records(
     partition: int,
     acquired: Sequence[Acquired],
     cache: BatchCache,
+    covered: list[tuple[int, int]],
 ) -> Iterator[KafkaMessage]:
     """The acquired records of ``data``, in offset order. BatchError, after
-    what was decoded before it, when a batch is malformed."""
+    what was decoded before it, when a batch is malformed. ``covered`` gets
+    the (first, last) offsets of every whole batch read, control batches
+    too: an acquired offset inside one that yielded no record has none (a
+    gap); one outside them was not in the data at all."""
     if not data or not acquired:
         return
     view, pos, end = memoryview(data), 0, len(data)
@@ -108,13 +112,16 @@ def records(
         magic, crc, attributes, last_delta = header[3], header[4], header[5], header[6]
         if magic != 2:
             raise BatchError(f"{where} has magic {magic}")
-        if not attributes & _CONTROL and _overlaps(ranges, base, base + last_delta):
+        if attributes & _CONTROL:
+            covered.append((base, base + last_delta))
+        elif _overlaps(ranges, base, base + last_delta):
             key = (partition, base, crc)
             indexed = cache.get(key)
             if indexed is None:
                 indexed = _index(view[pos:stop], header, where)
                 cache.put(key, indexed)
             yield from _decode(indexed, topic, partition, ranges, where)
+            covered.append((base, base + last_delta))
         pos = stop
 
 

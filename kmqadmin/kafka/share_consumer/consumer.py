@@ -32,7 +32,7 @@ from kmqadmin.kafka.record import mark_undecodable
 
 from . import batches
 from .errors import ShareConsumerError, error_name
-from .leases import GAP, RENEW, Lease
+from .leases import GAP, RELEASE, RENEW, Lease
 from .leases import batches as ack_batches
 from .membership import Membership
 from .sessions import Session
@@ -50,6 +50,10 @@ RETRY_S = 0.2
 _SESSION_GONE = {
     protocol_errors.ShareSessionNotFoundError.errno,
     protocol_errors.InvalidShareSessionEpochError.errno,
+}
+_FATAL = {
+    protocol_errors.GroupAuthorizationFailedError.errno,
+    protocol_errors.TopicAuthorizationFailedError.errno,
 }
 _LEADER_MOVED = {
     protocol_errors.NotLeaderForPartitionError.errno,
@@ -126,6 +130,7 @@ class ShareConsumer:
         ``timeout`` seconds for the first."""
         if self._membership.fatal is not None:
             raise ShareConsumerError(f"{self._membership.group_id}: {self._membership.fatal}")
+        self._forget_expired()
         return self._manager.run(self._poll, max(1, max_records), timeout)
 
     def acknowledge(self, record: KafkaMessage, kind: int) -> None:
@@ -173,6 +178,13 @@ class ShareConsumer:
             log.info("%s: closing the share consumer: %s", self.topic, exc)
         finally:
             self._stop()
+
+    def _forget_expired(self) -> None:
+        """Deliveries whose lock has run out are the broker's again: an ack
+        of one raises as it would anyway, and ``held`` counts live ones."""
+        now = time.monotonic()
+        for key in [k for k, (lease, _) in self._leases.items() if lease.deadline <= now]:
+            del self._leases[key]
 
     # --- on the I/O thread ---------------------------------------------
 
@@ -224,20 +236,25 @@ class ShareConsumer:
             )
         except protocol_errors.KafkaError as exc:
             log.info("%s: share fetch from node %d failed (%s)", self.topic, node, exc)
-            session.reset()
+            if not isinstance(exc, protocol_errors.NodeNotReadyError):  # else nothing was sent
+                session.reset()
             await self._net.sleep(RETRY_S)
             return []
         if response.error_code:
             self._session_error(session, response.error_code, response.error_message)
+            if response.error_code not in _SESSION_GONE:
+                await self._net.sleep(RETRY_S)
             return []
         session.answered(partitions)
         lock_ms = response.acquisition_lock_timeout_ms
         lease = Lease(node, sent + lock_ms / 1000, lock_ms)
         out: list[KafkaMessage] = []
+        failed = False
         for topic in response.responses:
             for part in topic.partitions:
                 if part.error_code:
                     self._partition_error(part.partition_index, part.error_code)
+                    failed = True
                     continue
                 acquired = [
                     batches.Acquired(a.first_offset, a.last_offset, a.delivery_count)
@@ -245,6 +262,8 @@ class ShareConsumer:
                 ]
                 if acquired:
                     out.extend(self._take(part.partition_index, part.records, acquired, lease))
+        if failed and not out:
+            await self._net.sleep(RETRY_S)  # until metadata or the broker moves on
         return out
 
     def _fetch_request(
@@ -285,29 +304,43 @@ class ShareConsumer:
     def _take(
         self, partition: int, data: bytes | None, acquired: list[batches.Acquired], lease: Lease
     ) -> list[KafkaMessage]:
-        """The acquired records of one partition, each leased. Offsets
-        acquired but absent (transaction markers, compacted) are settled as
-        gaps; those of a batch that does not decode come back as empty
-        records marked undecodable, so the caller moves them aside."""
+        """The acquired records of one partition, each leased. An acquired
+        offset with no record inside a batch that was read (a transaction
+        marker, a compacted record) is settled as a gap; one in a batch that
+        does not decode comes back as an empty record marked undecodable, so
+        the caller moves it aside; one the data did not hold at all is
+        released, never settled unseen."""
         got: list[KafkaMessage] = []
+        covered: list[tuple[int, int]] = []
         broken: batches.BatchError | None = None
         try:
-            got.extend(batches.records(data, self.topic, partition, acquired, self._batches))
+            got.extend(
+                batches.records(data, self.topic, partition, acquired, self._batches, covered)
+            )
         except batches.BatchError as exc:
             broken = exc
         present = {record.offset() for record in got}
+        missing = 0
         for span in acquired:
             for offset in range(span.first, span.last + 1):
                 if offset in present:
                     continue
-                if broken is None:
-                    self._pending.append((partition, offset, GAP, None))
-                    self._leases[(partition, offset)] = (lease, span.delivery_count)
+                inside = any(first <= offset <= last for first, last in covered)
+                if broken is not None and not inside:
+                    got.append(self._broken(partition, offset, span.delivery_count, broken))
                     continue
-                got.append(self._broken(partition, offset, span.delivery_count, broken))
+                missing += not inside
+                self._pending.append((partition, offset, GAP if inside else RELEASE, None))
+                self._leases[(partition, offset)] = (lease, span.delivery_count)
+        if missing:
+            log.warning(
+                "%s/%d: %d acquired offsets were not in the fetch's data; released",
+                self.topic,
+                partition,
+                missing,
+            )
         for record in got:
-            key = (partition, record.offset())
-            self._leases[key] = (lease, record.delivery_count())
+            self._leases[(partition, record.offset())] = (lease, record.delivery_count())
         self.acquired += len(got)
         return got
 
@@ -370,11 +403,8 @@ class ShareConsumer:
         """One ShareAcknowledge; (refused, the renewed lock in ms, when sent)."""
         session = self._sessions.get(node)
         if session is None or not session.open:
-            return (
-                _refusals(entries, "its share session is gone; its lock ends on the broker"),
-                0,
-                0,
-            )
+            gone = "not sent: the share session is being reopened; its lock ends on the broker"
+            return _refusals(entries, gone, unknown=True), 0, 0
         request = self._ack_request(session, entries, renew)
         sent = time.monotonic()
         try:
@@ -442,6 +472,8 @@ class ShareConsumer:
         if code in _SESSION_GONE:
             session.reset()
             return
+        if code in _FATAL:
+            raise ShareConsumerError(f"{self.topic}: {error_name(code)} {message or ''}")
         log.warning("%s: share request refused: %s %s", self.topic, error_name(code), message or "")
 
     def _partition_error(self, partition: int, code: int) -> None:

@@ -72,6 +72,10 @@ class Membership:
                 log.debug("%s: heartbeat failed (%s); retrying", self.group_id, exc)
                 self._coordinator = None
                 delay = RETRY_S
+            except Exception:  # a heartbeat that stops silently loses the member
+                log.exception("%s: heartbeat failed; retrying", self.group_id)
+                self._coordinator = None
+                delay = RETRY_S
             await net.sleep(delay)
 
     async def _beat(self) -> None:
@@ -89,6 +93,8 @@ class Membership:
             self._coordinator = None
             return
         if code in _REJOIN:
+            if self._closing:
+                return  # leaving anyway: a rejoin now would keep the partitions
             log.info("%s: member %s rejoins (%s)", self.group_id, self.member_id, error_name(code))
             self.epoch, self.partitions = 0, frozenset()
             return

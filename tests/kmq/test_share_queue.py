@@ -201,19 +201,28 @@ def test_extend_longer_than_a_lock_is_refused_before_anything_is_sent(
         client.ack(m)
 
 
+def stale_and_fresh(
+    client: QueueClient, queue: QueueConfig, stale: int, fresh: int
+) -> tuple[list, list]:
+    """``stale`` messages taken, then ``fresh`` ones half a lock later, then
+    half a lock more: the first ones' locks are gone, the others' are not."""
+    send(queue, stale)
+    old = poll_until(client, stale)
+    time.sleep(queue.message_timeout_ms / 2000)
+    send(queue, fresh)
+    new = poll_until(client, fresh)
+    time.sleep(queue.message_timeout_ms / 2000 + 0.2)
+    return old, new
+
+
 def test_a_stale_ack_raises_naming_the_message_and_voids_no_other(
     share_queue: QueueConfig,
 ) -> None:
     """One message held past its lock, another fetched later and in time:
     the stale ack raises LockExpired with the message's coordinates and
     kmq-id, the fresh one is accepted, and only the stale one comes back."""
-    send(share_queue, 1)
     with QueueClient(share_queue) as client:
-        [stale] = poll_until(client, 1)
-        time.sleep(share_queue.message_timeout_ms / 2000)
-        send(share_queue, 1)
-        [fresh] = poll_until(client, 1)
-        time.sleep(share_queue.message_timeout_ms / 2000 + 0.2)  # stale's lock is gone
+        [stale], [fresh] = stale_and_fresh(client, share_queue, 1, 1)
         where = f"{share_queue.topic}/0/0 (kmq-id {stale.id})"
         with pytest.raises(LockExpired, match=re.escape(where) + ".*lock expired"):
             client.ack(stale)
@@ -228,13 +237,8 @@ def test_a_stale_ack_raises_naming_the_message_and_voids_no_other(
 
 
 def test_ack_all_names_the_stale_and_accepts_the_rest(share_queue: QueueConfig) -> None:
-    send(share_queue, 3)
     with QueueClient(share_queue) as client:
-        stale = poll_until(client, 3)
-        time.sleep(share_queue.message_timeout_ms / 2000)
-        send(share_queue, 2)
-        fresh = poll_until(client, 2)
-        time.sleep(share_queue.message_timeout_ms / 2000 + 0.2)  # the first three's locks end
+        stale, fresh = stale_and_fresh(client, share_queue, 3, 2)
         with pytest.raises(AcksRefused) as refused:
             client.ack_all(stale + fresh)
         assert sorted(m.id for m, _ in refused.value.refused) == sorted(m.id for m in stale)
@@ -245,13 +249,8 @@ def test_ack_all_names_the_stale_and_accepts_the_rest(share_queue: QueueConfig) 
 
 
 def test_reject_all_names_the_stale_and_dead_letters_the_rest(share_queue: QueueConfig) -> None:
-    send(share_queue, 2)
     with QueueClient(share_queue) as client:
-        stale = poll_until(client, 2)
-        time.sleep(share_queue.message_timeout_ms / 2000)
-        send(share_queue, 1)
-        fresh = poll_until(client, 1)
-        time.sleep(share_queue.message_timeout_ms / 2000 + 0.2)  # the first two's locks end
+        stale, fresh = stale_and_fresh(client, share_queue, 2, 1)
         with pytest.raises(AcksRefused) as refused:
             client.reject_all(stale + fresh, reason="bad")
         assert sorted(m.id for m, _ in refused.value.refused) == sorted(m.id for m in stale)

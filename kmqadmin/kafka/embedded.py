@@ -192,6 +192,15 @@ class EmbeddedBroker:
         return int(pages) * os.sysconf("SC_PAGE_SIZE")
 
     def start(self) -> "EmbeddedBroker":
+        """Launches the broker and waits until it answers."""
+        self.launch()
+        self._wait_ready()
+        return self
+
+    def launch(self) -> subprocess.Popen[bytes]:
+        """Starts the broker's process without waiting for it to answer: how
+        `kmq run` brings back a broker that died, while everything else runs on
+        (its clients reconnect by themselves). A kept data dir keeps every topic."""
         java = _java()
         self._check_jars()
         if port_in_use(self.host, self.port):
@@ -209,8 +218,7 @@ class EmbeddedBroker:
                 stdin=subprocess.DEVNULL,
                 preexec_fn=child.die_with_parent,
             )
-        self._wait_ready()
-        return self
+        return self._process
 
     def stop(self) -> None:
         """Stop the broker; a temporary data dir goes with it."""
@@ -223,6 +231,11 @@ class EmbeddedBroker:
         process, self._process = self._process, None
         if process is not None:
             child.stop(process, grace=15)
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The broker's process while it was started and not stopped."""
+        return self._process
 
     @property
     def running(self) -> bool:
@@ -317,9 +330,8 @@ class EmbeddedBroker:
             timeout=120,
         )
         if done.returncode != 0:
-            detail = (done.stderr or done.stdout).strip().splitlines()
             raise EmbeddedBrokerError(
-                f"formatting {self.data_dir} failed: {detail[-1] if detail else 'no output'}"
+                f"formatting {self.data_dir} failed: {_cause(done.stderr or done.stdout)}"
             )
 
     def _wait_ready(self) -> None:
@@ -349,6 +361,14 @@ class EmbeddedBroker:
             if " ERROR " in line or "Exception" in line
         ]
         return lines[-1].strip() if lines else "no error logged"
+
+
+def _cause(output: str) -> str:
+    """The line of a JVM's output that says what went wrong: its first
+    exception line (a stack trace ends in "... 8 more"), else its last line."""
+    lines = [line.strip() for line in output.strip().splitlines()]
+    found = next((line for line in lines if "Exception" in line or "Error:" in line), None)
+    return found or (lines[-1] if lines else "no output")
 
 
 def _java() -> str:

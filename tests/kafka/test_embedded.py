@@ -9,6 +9,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from kmqadmin.kafka import embedded
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker, port_in_use
 from kmqadmin.kafka.errors import EmbeddedBrokerError
@@ -114,3 +115,17 @@ def test_missing_jars_is_one_line_naming_the_fix(tmp_path) -> None:
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0, result.stderr
     assert "make deps" in result.stderr and "KMQ_KAFKA_JARS" in result.stderr
+
+
+def test_a_failed_format_is_told_by_its_exception_not_the_end_of_its_stack_trace() -> None:
+    trace = (
+        "Exception in thread main java.lang.RuntimeException: Invalid cluster.id\n"
+        "\tat kafka.tools.StorageTool.main(StorageTool.scala:56)\n"
+        "Caused by: java.io.IOException: No space left on device\n"
+        "\t... 8 more\n"
+    )
+    assert embedded._cause(trace) == (
+        "Exception in thread main java.lang.RuntimeException: Invalid cluster.id"
+    )
+    assert embedded._cause("just one line\n") == "just one line"
+    assert embedded._cause("") == "no output"

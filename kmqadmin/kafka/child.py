@@ -5,6 +5,7 @@ import contextlib
 import ctypes
 import signal
 import subprocess
+import time
 
 _PR_SET_PDEATHSIG = 1
 
@@ -17,13 +18,15 @@ def die_with_parent() -> None:
 
 def stop(*processes: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     """SIGTERM to all at once, so each shuts down cleanly (a broker flushes
-    its log) in parallel with the others; SIGKILL whichever outlives ``grace``."""
+    its log) in parallel with the others; SIGKILL whichever outlives ``grace``,
+    counted from the SIGTERM, so stopping many takes ``grace`` at most."""
     running = [p for p in processes if p.poll() is None]
     for process in running:
         process.terminate()
+    deadline = time.monotonic() + grace
     for process in running:
         try:
-            process.wait(timeout=grace)
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

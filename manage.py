@@ -15,7 +15,11 @@ def main() -> None:
 
     try:
         execute_from_command_line(sys.argv)
-    except (ImproperlyConfigured, KafkaSetupError) as exc:
+    except ImproperlyConfigured as exc:
+        # EX_CONFIG: a supervisor (`kmq run`) does not restart what would fail the same way.
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(78)
+    except KafkaSetupError as exc:
         sys.exit(f"error: {exc}")
     except OperationalError as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -4,6 +4,7 @@ import http.cookiejar
 import re
 import sys
 import threading
+import time
 import urllib.parse
 import urllib.request
 
@@ -11,9 +12,14 @@ import pytest
 from django.core.management.base import CommandError
 
 from bench.common import read_topic
-from kmqadmin.console.cli.children import Children
 from kmqadmin.console.cli.processes import commands
 from kmqadmin.console.cli.run import settle
+from kmqadmin.console.cli.supervisor import (
+    EX_CONFIG,
+    FIRST_PAUSE_S,
+    MisconfiguredChild,
+    Supervisor,
+)
 from kmqadmin.kafka.embedded import free_port, port_in_use
 from tests.process import Run, wait_for
 
@@ -90,17 +96,45 @@ def test_settling_waits_for_each_check_in_turn_with_a_deadline() -> None:
         asked.append("worker")
         return True
 
-    with Children() as children:
-        assert settle({"web": web, "worker": worker}, children, stop, timeout=10)
+    with Supervisor() as supervisor:
+        assert settle({"web": web, "worker": worker}, supervisor, stop, timeout=10)
         assert asked == ["web", "web", "web", "worker"]
         with pytest.raises(CommandError, match="never did not answer within 1 s"):
-            settle({"never": lambda: False}, children, stop, timeout=1)
+            settle({"never": lambda: False}, supervisor, stop, timeout=1)
         stop.set()
-        assert not settle({"never": lambda: False}, children, stop, timeout=10)
+        assert not settle({"never": lambda: False}, supervisor, stop, timeout=10)
 
 
-def test_settling_stops_when_a_child_exits() -> None:
-    with Children() as children:
-        children.spawn("web", [sys.executable, "-c", "raise SystemExit(3)"])
-        with pytest.raises(CommandError, match="web exited with code 3 while starting"):
-            settle({"the web": lambda: False}, children, threading.Event(), timeout=30)
+def test_a_child_that_exits_is_restarted_after_a_growing_pause_and_the_others_run_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with Supervisor() as supervisor:
+        supervisor.spawn("steady", [sys.executable, "-c", "import time; time.sleep(120)"])
+        supervisor.spawn("flaky", [sys.executable, "-c", "raise SystemExit(3)"])
+        steady = supervisor.process("steady")
+        started = time.monotonic()
+
+        def exited_three_times() -> bool:
+            supervisor.check()
+            return len(supervisor.exits("flaky")) >= 3
+
+        wait_for(exited_three_times, 30, "three lives of the flaky child")
+        # Pauses of 1 s then 2 s between its lives: it does not spin.
+        assert time.monotonic() - started >= FIRST_PAUSE_S * 3
+        assert supervisor.exits("flaky") == [3, 3, 3]
+        assert steady is not None and steady.poll() is None
+        assert supervisor.exits("steady") == []
+    assert "flaky exited with code 3" in caplog.text
+    assert steady.poll() is not None  # stopped with the rest
+
+
+def test_a_child_whose_settings_are_wrong_stops_everything() -> None:
+    with Supervisor() as supervisor:
+        supervisor.spawn("web", [sys.executable, "-c", f"raise SystemExit({EX_CONFIG})"])
+
+        def checked() -> bool:
+            supervisor.check()
+            return False
+
+        with pytest.raises(MisconfiguredChild, match="web exited: a setting is wrong"):
+            wait_for(checked, 30, "the misconfigured child's exit")

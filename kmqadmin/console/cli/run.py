@@ -1,10 +1,11 @@
 """`kmq run` (what `make run` calls): the whole product on embedded defaults.
 
 Starts the embedded broker when KAFKA_BOOTSTRAP_SERVERS is unset, migrates,
-registers the demo queues, then runs web, worker, beat and demo traffic as
-child processes until Ctrl-C, or until one of them dies. The children log at
-WARNING unless LOG_LEVEL asks for more, and the URL and login are printed
-last, once the web answers, so they are the line a person sees.
+registers the demo queues, then supervises web, worker, beat, demo traffic
+and the broker until Ctrl-C: a child that exits is started again
+(supervisor.py), whatever Kafka does meanwhile. The children log at WARNING
+unless LOG_LEVEL asks for more, and the URL and login are printed last, once
+the web answers, so they are the line a person sees.
 """
 
 import contextlib
@@ -32,10 +33,10 @@ from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.topics import cluster_metadata, topic_partitions
 from kmqadmin.metrics.exposition import MULTIPROC_DIR
 
-from .children import Children
 from .demo import DEMO_QUEUES
 from .processes import commands
 from .stopping import stop_event
+from .supervisor import MisconfiguredChild, Supervisor
 
 
 def add_arguments(parser: ArgumentParser) -> None:
@@ -59,6 +60,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     level = os.environ.setdefault("LOG_LEVEL", QUIET).upper()  # the children inherit it
     logging.getLogger().setLevel(level)
     with contextlib.ExitStack() as stack:
+        broker = None
         if settings.KAFKA_EMBEDDED:
             broker = stack.enter_context(
                 EmbeddedBroker(
@@ -79,19 +81,22 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
         # Entered before the children, so removed only once they have stopped.
         environments = {name: _metered(name, stack) for name in METERED}
-        children = stack.enter_context(Children())
+        supervisor = stack.enter_context(Supervisor())
+        if broker is not None:
+            supervisor.adopt("kafka", broker.launch, running=broker.process)
         for name, argv in commands(host, port, demo, level).items():
-            children.spawn(name, argv, environments.get(name))
+            supervisor.spawn(name, argv, environments.get(name))
         url = f"http://{host}:{port}/"
         checks = readiness(url, stack.enter_context(_demo_markers()) if demo else None)
-        if not settle(checks, children, stop):
-            return
-        command.stdout.write(
-            command.style.SUCCESS(f"kmqadmin is up: {url}  (log in as {username} / {password})")
-        )
-        gone = children.wait(stop)
-        if gone is not None:
-            raise CommandError(f"{gone[0]} exited with code {gone[1]}; stopped everything")
+        try:
+            if not settle(checks, supervisor, stop):
+                return
+            command.stdout.write(
+                command.style.SUCCESS(f"kmqadmin is up: {url}  (log in as {username} / {password})")
+            )
+            supervisor.supervise(stop)
+        except MisconfiguredChild as exc:
+            raise CommandError(f"{exc}; stopped everything") from None
 
 
 def _metered(name: str, stack: contextlib.ExitStack) -> dict[str, str]:
@@ -131,18 +136,17 @@ def readiness(url: str, demo_markers: Callable[[], bool] | None) -> dict[str, Ca
 
 def settle(
     checks: dict[str, Callable[[], bool]],
-    children: Children,
+    supervisor: Supervisor,
     stop: threading.Event,
     timeout: float = 90.0,
 ) -> bool:
-    """Polls each check in turn until it holds: True once all do, False if
-    asked to stop meanwhile; CommandError naming what never came, or the
-    child that exited, at the deadline."""
+    """Polls each check in turn until it holds, restarting children that exit
+    meanwhile: True once all do, False if asked to stop; CommandError naming
+    what never came at the deadline."""
     deadline = time.monotonic() + timeout
     for what, ready in checks.items():
         while not ready():
-            if (gone := children.exited()) is not None:
-                raise CommandError(f"{gone[0]} exited with code {gone[1]} while starting")
+            supervisor.check()
             if time.monotonic() > deadline:
                 raise CommandError(f"{what} did not answer within {timeout:.0f} s")
             if stop.wait(0.3):

@@ -1,0 +1,166 @@
+"""`kmq run`'s supervisor: its children live on their own, and one that exits
+is started again.
+
+A child that exits is a reason to restart it, never to stop the others: a
+broker that stalls makes the demo traffic fail, a broker that dies takes
+nothing else down, and the web keeps answering (503 while Kafka is away)
+through both. Restarts back off, 1 s doubling to 30 s, so a child that
+cannot start does not spin; the pause is forgotten once a child has run a
+minute. Only the stop event (Ctrl-C, SIGTERM) or a child exiting with
+EX_CONFIG (a setting is wrong: every restart would fail the same way) ends
+the run.
+"""
+
+import logging
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from django.conf import settings
+
+from kmqadmin.kafka import child
+
+log = logging.getLogger("kmqadmin.run")
+
+# The exit code of a process whose configuration is wrong (sysexits.h);
+# manage.py exits with it on ImproperlyConfigured.
+EX_CONFIG = 78
+FIRST_PAUSE_S = 1.0
+MAX_PAUSE_S = 30.0
+# A child that ran this long before it exited starts again after the first pause.
+SETTLED_S = 60.0
+
+
+class MisconfiguredChild(Exception):
+    """A child exited with EX_CONFIG: restarting it would fail the same way."""
+
+
+@dataclass
+class Child:
+    """One supervised process: ``start`` launches it and returns the process."""
+
+    name: str
+    start: Callable[[], subprocess.Popen]
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    pause_s: float = 0.0
+    restart_at: float | None = None
+    exits: list[int] = field(default_factory=list)
+
+    def launch(self) -> None:
+        self.process, self.started_at, self.restart_at = self.start(), time.monotonic(), None
+
+
+class Supervisor:
+    """Starts children, restarts the ones that exit, stops them all together."""
+
+    def __init__(self) -> None:
+        self._children: dict[str, Child] = {}
+
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        """A command line, started now in the project's folder."""
+        self.adopt(name, lambda: _popen(argv, env))
+
+    def adopt(
+        self,
+        name: str,
+        start: Callable[[], subprocess.Popen],
+        running: subprocess.Popen | None = None,
+    ) -> None:
+        """A child ``start`` launches again whenever it exits; ``running``: its
+        process, already started by the caller (the embedded broker)."""
+        supervised = self._children[name] = Child(name, start)
+        if running is None:
+            supervised.launch()
+        else:
+            supervised.process, supervised.started_at = running, time.monotonic()
+
+    def process(self, name: str) -> subprocess.Popen | None:
+        """``name``'s current life (None while it waits to restart)."""
+        supervised = self._children[name]
+        return None if supervised.restart_at is not None else supervised.process
+
+    def exits(self, name: str) -> list[int]:
+        """The exit codes of ``name``'s ended lives, oldest first."""
+        return list(self._children[name].exits)
+
+    def check(self) -> None:
+        """Reaps children that exited, logs each exit and restarts those whose
+        pause is over; MisconfiguredChild if one exited with EX_CONFIG."""
+        now = time.monotonic()
+        for supervised in self._children.values():
+            if supervised.restart_at is not None:
+                if now >= supervised.restart_at:
+                    self._restart(supervised)
+                continue
+            code = supervised.process.poll() if supervised.process else None
+            if code is None:
+                continue
+            supervised.exits.append(code)
+            if code == EX_CONFIG:
+                raise MisconfiguredChild(f"{supervised.name} exited: a setting is wrong (above)")
+            ran = now - supervised.started_at
+            supervised.pause_s = (
+                FIRST_PAUSE_S
+                if ran >= SETTLED_S or not supervised.pause_s
+                else min(supervised.pause_s * 2, MAX_PAUSE_S)
+            )
+            supervised.restart_at = now + supervised.pause_s
+            log.warning(
+                "%s exited with code %s after %.0f s; restarting in %.0f s",
+                supervised.name,
+                code,
+                ran,
+                supervised.pause_s,
+            )
+
+    def _restart(self, supervised: Child) -> None:
+        try:
+            supervised.launch()
+        except Exception as exc:  # a broker whose port is still held: try again later
+            supervised.pause_s = min(supervised.pause_s * 2, MAX_PAUSE_S)
+            supervised.restart_at = time.monotonic() + supervised.pause_s
+            log.warning(
+                "%s did not start (%s); trying again in %.0f s",
+                supervised.name,
+                exc,
+                supervised.pause_s,
+            )
+        else:
+            log.warning("%s restarted", supervised.name)
+
+    def supervise(self, stop: threading.Event, every_s: float = 0.5) -> None:
+        """Until ``stop`` is set; raises MisconfiguredChild."""
+        while not stop.wait(every_s):
+            self.check()
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM to every child at once, SIGKILL to what outlives ``grace``."""
+        child.stop(*self._processes(), grace=grace)
+
+    def _processes(self) -> Iterable[subprocess.Popen]:
+        return (c.process for c in self._children.values() if c.process is not None)
+
+    def __enter__(self) -> "Supervisor":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _popen(argv: list[str], env: dict[str, str] | None) -> subprocess.Popen:
+    return subprocess.Popen(
+        argv,
+        cwd=settings.BASE_DIR,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=child.die_with_parent,
+    )

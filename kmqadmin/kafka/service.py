@@ -4,6 +4,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 
+from confluent_kafka import KafkaException
 from tenacity import (
     RetryCallState,
     RetryError,
@@ -60,12 +61,23 @@ class Service(ABC):
             pass  # stopped while waiting to restart after a crash
 
     def _log_crash(self, state: RetryCallState) -> None:
+        """One line for a Kafka error (a broker away or stalled is an outage
+        to ride out, not a bug); a traceback for anything else."""
         assert state.outcome is not None and state.next_action is not None
+        exc = state.outcome.exception()
+        if isinstance(exc, KafkaException):
+            log.warning(
+                "%s stopped on a Kafka error (%s); restarting in %.0f s",
+                self.thread_name,
+                exc,
+                state.next_action.sleep,
+            )
+            return
         log.error(
             "%s crashed; restarting in %.0f s",
             self.thread_name,
             state.next_action.sleep,
-            exc_info=state.outcome.exception(),
+            exc_info=exc,
         )
 
     def start(self) -> None:

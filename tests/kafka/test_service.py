@@ -4,6 +4,7 @@ import threading
 import time
 
 import pytest
+from confluent_kafka import KafkaException
 
 from kmqadmin.kafka import service
 from kmqadmin.kafka.service import Service
@@ -13,16 +14,16 @@ from tests.process import wait_for
 class Flaky(Service):
     """Crashes ``crashes`` times, then serves until stopped."""
 
-    def __init__(self, crashes: int) -> None:
+    def __init__(self, crashes: int, error: type[Exception] = RuntimeError) -> None:
         super().__init__()
-        self.crashes = crashes
+        self.crashes, self.error = crashes, error
         self.lives = 0
         self.serving = threading.Event()
 
     def serve(self) -> None:
         self.lives += 1
         if self.lives <= self.crashes:
-            raise RuntimeError(f"crash {self.lives}")
+            raise self.error(f"crash {self.lives}")
         self.serving.set()
         self._stop.wait()
 
@@ -54,3 +55,20 @@ def test_stop_ends_the_wait_between_restarts(monkeypatch: pytest.MonkeyPatch) ->
     assert thread is not None and not thread.is_alive()
     assert time.monotonic() - started < 1
     assert flaky.lives == 2
+
+
+def test_a_kafka_error_is_one_line_and_anything_else_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for error in (KafkaException, RuntimeError):
+        flaky = Flaky(crashes=1, error=error)
+        flaky.start()
+        try:
+            wait_for(flaky.serving.is_set, 10, "the second life to serve")
+        finally:
+            flaky.stop(5)
+    kafka, other = caplog.records
+    assert "stopped on a Kafka error (crash 1)" in kafka.getMessage()
+    assert (kafka.levelname, kafka.exc_info) == ("WARNING", None)
+    assert "crashed; restarting" in other.getMessage()
+    assert other.levelname == "ERROR" and other.exc_info is not None

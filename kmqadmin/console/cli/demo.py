@@ -5,15 +5,18 @@ nine messages in ten and drops the rest (so redeliveries and, after the
 retries, dead letters show up); the Celery workers' trackers redeliver.
 """
 
+import contextlib
 import json
 import random
 import time
 from argparse import ArgumentParser
 from typing import Any
 
+from confluent_kafka import KafkaException
 from django.core.management.base import BaseCommand
 
 from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.kafka.service import Service
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 
 from .stopping import stop_event
@@ -52,25 +55,55 @@ def register() -> list[Queue]:
 
 
 def run_traffic(configs: list[QueueConfig], rate: float) -> None:
+    """Until Ctrl-C or SIGTERM, whatever Kafka does meanwhile."""
     stop = stop_event()
-    rng = random.Random()
     producers = [QueueProducer(c) for c in configs]
-    clients = [QueueClient(c) for c in configs]
-    sequence, next_send = 0, time.monotonic()
-    try:
-        while not stop.is_set():
-            if time.monotonic() >= next_send:
-                sequence += 1
-                next_send += 1.0 / rate
-                for config, producer in zip(configs, producers, strict=True):
-                    body = {"id": sequence, "queue": config.topic, "at": time.time()}
-                    producer.send(json.dumps(body).encode(), key=str(sequence).encode())
+    traffic = DemoTraffic(configs, producers, rate)
+    traffic.start()
+    stop.wait()
+    traffic.stop(timeout=5)  # within `kmq run`'s grace; its thread is a daemon
+    for producer in producers:
+        with contextlib.suppress(KafkaException):
+            producer.flush(3)
+        producer.close()
+
+
+class DemoTraffic(Service):
+    """``rate`` messages a second onto each queue, worked as a real worker
+    does. A Kafka error (a broker that stalled and forgot the group, or is
+    away) ends one life of the workers' clients; the next, after a pause,
+    rejoins. The producers outlive them: what they hold is retried until the
+    broker takes it, so no message is dropped with a life."""
+
+    thread_name = "kmq-demo-traffic"
+
+    def __init__(
+        self, configs: list[QueueConfig], producers: list[QueueProducer], rate: float
+    ) -> None:
+        super().__init__()
+        self.configs, self.producers, self.rate = configs, producers, rate
+        self._sequence = 0
+
+    def serve(self) -> None:
+        rng = random.Random()
+        clients = [QueueClient(c) for c in self.configs]
+        try:
+            next_send = time.monotonic()
+            while not self._stop.is_set():
+                if time.monotonic() >= next_send:
+                    self._sequence += 1
+                    next_send += 1.0 / self.rate
+                    self._send()
+                for client in clients:
+                    for message in client.poll(100, 0.05):
+                        if rng.random() < 0.9:
+                            client.ack(message)
+        finally:
             for client in clients:
-                for message in client.poll(100, 0.05):
-                    if rng.random() < 0.9:
-                        client.ack(message)
-    finally:
-        for client in clients:
-            client.close()
-        for producer in producers:
-            producer.flush(5)
+                with contextlib.suppress(KafkaException):
+                    client.close()
+
+    def _send(self) -> None:
+        for config, producer in zip(self.configs, self.producers, strict=True):
+            body = {"id": self._sequence, "queue": config.topic, "at": time.time()}
+            producer.send(json.dumps(body).encode(), key=str(self._sequence).encode())

@@ -1,0 +1,133 @@
+"""`kmq run` through a broker that dies or stalls, with the demo traffic on:
+the broker is the only process that restarts, no demo message is lost, and
+the traffic resumes soon after the broker is back."""
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.common import read_topic
+from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.topics import cluster_metadata
+from tests.process import Run, wait_for
+
+# The issue's budget: everything resumes within this of the broker being back.
+RESUMES_WITHIN_S = 30
+STALL_S = 30
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str]]:
+    """One `kmq run` for both outages (it takes a while to start); each test
+    leaves it recovered."""
+    tmp_path = tmp_path_factory.mktemp("outages")
+    kafka_port = free_port()
+    run = Run(
+        "--port",
+        str(free_port()),
+        KMQ_DATA_DIR=str(tmp_path),
+        KMQ_EMBEDDED_KAFKA_PORT=str(kafka_port),
+        KMQ_WORKER_METRICS_PORT="0",
+        KMQ_ANALYTICS_EVERY_S="0",
+    )
+    try:
+        run.up()
+        yield run, f"127.0.0.1:{kafka_port}"
+    finally:
+        run.proc.send_signal(signal.SIGINT)  # Ctrl-C
+        started = time.monotonic()
+        code = run.proc.wait(timeout=60)
+        stopped_s = time.monotonic() - started
+    output = "".join(run.lines)
+    assert code == 0, output
+    assert stopped_s < 15, f"Ctrl-C took {stopped_s:.1f} s"
+    assert "Traceback" not in output, output
+
+
+def test_a_killed_broker_is_restarted_and_nothing_else_stops(run: tuple[Run, str]) -> None:
+    proc, bootstrap = run
+    broker, seen = _broker_pid(proc.proc.pid), len(proc.lines)
+    before = _end_markers(bootstrap)
+    os.kill(broker, signal.SIGKILL)
+    wait_for(lambda: _broker_pid(proc.proc.pid) not in (None, broker), 60, "a new broker")
+    back = _answering(bootstrap)
+    resumed = _resumed(bootstrap, before, back)
+    print(json.dumps({"outage": "kill -9", "resumed_after_broker_back_s": round(resumed, 1)}))
+    assert resumed < RESUMES_WITHIN_S
+    _only_the_broker_restarted(proc.lines[seen:], "kafka exited with code -9")
+    _no_demo_message_lost(bootstrap)
+
+
+def test_a_stalled_broker_stops_nothing(run: tuple[Run, str]) -> None:
+    proc, bootstrap = run
+    broker, seen = _broker_pid(proc.proc.pid), len(proc.lines)
+    before = _end_markers(bootstrap)
+    os.kill(broker, signal.SIGSTOP)
+    time.sleep(STALL_S)  # the stall itself, not a wait for a condition
+    os.kill(broker, signal.SIGCONT)
+    back = _answering(bootstrap)
+    resumed = _resumed(bootstrap, before, back)
+    print(json.dumps({"outage": f"SIGSTOP {STALL_S} s", "resumed_s": round(resumed, 1)}))
+    assert resumed < RESUMES_WITHIN_S
+    assert _broker_pid(proc.proc.pid) == broker
+    _only_the_broker_restarted(proc.lines[seen:], None)
+    _no_demo_message_lost(bootstrap)
+
+
+def _broker_pid(parent: int) -> int | None:
+    """The embedded broker among ``parent``'s children."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"kafka.Kafka" in cmdline:
+            return int(entry.name)
+    return None
+
+
+def _answering(bootstrap: str) -> float:
+    """When the broker answers metadata again (monotonic seconds)."""
+
+    def answers() -> bool:
+        try:
+            cluster_metadata(bootstrap, timeout=1)
+        except Exception:
+            return False
+        return True
+
+    wait_for(answers, 90, "the broker to answer again", every=0.2)
+    return time.monotonic()
+
+
+def _end_markers(bootstrap: str) -> int:
+    return sum(r.value()[:1] == b"\x01" for r in read_topic(bootstrap, "orders__markers", 3))
+
+
+def _resumed(bootstrap: str, before: int, back: float) -> float:
+    """Seconds from ``back`` until the demo's worker acked again (new end
+    markers past the ones written before the outage)."""
+    wait_for(lambda: _end_markers(bootstrap) > before + 5, 90, "the demo's acks to resume", 0.5)
+    return time.monotonic() - back
+
+
+def _only_the_broker_restarted(lines: list[str], broker_exit: str | None) -> None:
+    """The supervisor's exit lines since the outage began: the broker's, if it died."""
+    exits = [line for line in lines if " exited with code " in line]
+    assert len(exits) == (1 if broker_exit else 0), "".join(lines)
+    assert broker_exit is None or broker_exit in exits[0], exits
+
+
+def _no_demo_message_lost(bootstrap: str) -> None:
+    """The demo numbers its messages; every number up to the last written is there."""
+    ids = {json.loads(r.value())["id"] for r in read_topic(bootstrap, "orders", 3)}
+    assert ids == set(range(1, max(ids) + 1)), sorted(set(range(1, max(ids) + 1)) - ids)[:20]

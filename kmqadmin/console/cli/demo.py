@@ -72,8 +72,9 @@ class DemoTraffic(Service):
     """``rate`` messages a second onto each queue, worked as a real worker
     does. A Kafka error (a broker that stalled and forgot the group, or is
     away) ends one life of the workers' clients; the next, after a pause,
-    rejoins. The producers outlive them: what they hold is retried until the
-    broker takes it, so no message is dropped with a life."""
+    rejoins. The producers outlive them, so no message is dropped with a
+    life: what they hold is retried for librdkafka's message.timeout.ms (5
+    minutes), which covers a broker's restart or stall."""
 
     thread_name = "kmq-demo-traffic"
 

@@ -61,10 +61,12 @@ def run_traffic(configs: list[QueueConfig], rate: float) -> None:
     traffic = DemoTraffic(configs, producers, rate)
     traffic.start()
     stop.wait()
-    traffic.stop(timeout=5)  # within `kmq run`'s grace; its thread is a daemon
+    # All within `kmq run`'s 7 s grace; the traffic's thread is a daemon.
+    traffic.stop(timeout=2)
+    deadline = time.monotonic() + 3
     for producer in producers:
         with contextlib.suppress(KafkaException):
-            producer.flush(3)
+            producer.flush(max(0.0, deadline - time.monotonic()))
         producer.close()
 
 
@@ -87,8 +89,9 @@ class DemoTraffic(Service):
 
     def serve(self) -> None:
         rng = random.Random()
-        clients = [QueueClient(c) for c in self.configs]
+        clients: list[QueueClient] = []
         try:
+            clients.extend(QueueClient(c) for c in self.configs)
             next_send = time.monotonic()
             while not self._stop.is_set():
                 if time.monotonic() >= next_send:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -30,13 +30,14 @@ from django.core.management.base import BaseCommand, CommandError
 from kmqadmin.console.models import Queue
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.errors import KafkaSetupError
 from kmqadmin.kafka.topics import cluster_metadata, topic_partitions
 from kmqadmin.metrics.exposition import MULTIPROC_DIR
 
 from .demo import DEMO_QUEUES
 from .processes import commands
 from .stopping import stop_event
-from .supervisor import MisconfiguredChild, Supervisor
+from .supervisor import BROKER, MisconfiguredChild, Supervisor
 
 
 def add_arguments(parser: ArgumentParser) -> None:
@@ -83,7 +84,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         environments = {name: _metered(name, stack) for name in METERED}
         supervisor = stack.enter_context(Supervisor())
         if broker is not None:
-            supervisor.adopt("kafka", broker.launch, running=broker.process)
+            supervisor.adopt(BROKER, broker.launch, running=broker.process)
         for name, argv in commands(host, port, demo, level).items():
             supervisor.spawn(name, argv, environments.get(name))
         url = f"http://{host}:{port}/"
@@ -146,11 +147,12 @@ def settle(
     deadline = time.monotonic() + timeout
     for what, ready in checks.items():
         while not ready():
+            # Ctrl-C reaches the children too: their exits are no reason to restart them.
+            if stop.wait(0.3):
+                return False
             supervisor.check()
             if time.monotonic() > deadline:
                 raise CommandError(f"{what} did not answer within {timeout:.0f} s")
-            if stop.wait(0.3):
-                return False
     return True
 
 
@@ -174,12 +176,14 @@ def _demo_markers() -> Iterator[Callable[[], bool]]:
     consumer = Consumer(consumer_config(config.bootstrap_servers, group, config.kafka_config))
 
     def written() -> bool:
+        """False, not an error, while the broker is away or restarting: the
+        supervisor brings it back, and the run waits for it within its deadline."""
         topic = config.markers_topic
-        ends = (
-            consumer.get_watermark_offsets(TopicPartition(topic, p), 2)[1]
-            for p in topic_partitions(consumer, topic)
-        )
-        return any(end > 0 for end in ends)
+        with contextlib.suppress(KafkaException, KafkaSetupError):
+            partitions = topic_partitions(consumer, topic, timeout=1)
+            ends = (consumer.get_watermark_offsets(TopicPartition(topic, p), 1) for p in partitions)
+            return any(high > 0 for _, high in ends)
+        return False
 
     try:
         yield written

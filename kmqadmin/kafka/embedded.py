@@ -364,11 +364,13 @@ class EmbeddedBroker:
 
 
 def _cause(output: str) -> str:
-    """The line of a JVM's output that says what went wrong: its first
-    exception line (a stack trace ends in "... 8 more"), else its last line."""
+    """The line of a JVM's output that says what went wrong (a stack trace
+    ends in "... 8 more"): its root cause, the last "Caused by:", else its
+    first exception line, else its last line."""
     lines = [line.strip() for line in output.strip().splitlines()]
+    causes = [line for line in lines if line.startswith("Caused by:")]
     found = next((line for line in lines if "Exception" in line or "Error:" in line), None)
-    return found or (lines[-1] if lines else "no output")
+    return causes[-1] if causes else found or (lines[-1] if lines else "no output")
 
 
 def _java() -> str:

@@ -16,10 +16,10 @@ from kmqadmin.console.cli.processes import commands
 from kmqadmin.console.cli.run import settle
 from kmqadmin.console.cli.supervisor import (
     EX_CONFIG,
-    FIRST_PAUSE_S,
     MisconfiguredChild,
     Supervisor,
 )
+from kmqadmin.kafka import restart_pause
 from kmqadmin.kafka.embedded import free_port, port_in_use
 from tests.process import Run, wait_for
 
@@ -120,7 +120,7 @@ def test_a_child_that_exits_is_restarted_after_a_growing_pause_and_the_others_ru
 
         wait_for(exited_three_times, 30, "three lives of the flaky child")
         # Pauses of 1 s then 2 s between its lives: it does not spin.
-        assert time.monotonic() - started >= FIRST_PAUSE_S * 3
+        assert time.monotonic() - started >= restart_pause.FIRST_S * 3
         assert supervisor.exits("flaky") == [3, 3, 3]
         assert steady is not None and steady.poll() is None
         assert supervisor.exits("steady") == []

@@ -2,21 +2,14 @@
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
 
 from confluent_kafka import KafkaException
-from tenacity import (
-    RetryCallState,
-    RetryError,
-    Retrying,
-    stop_when_event_set,
-    wait_exponential,
-)
+
+from kmqadmin.kafka.restart_pause import RestartPause
 
 log = logging.getLogger(__name__)
-
-# Pauses between restarts after a crash: 1 s, 2 s, 4 s ... up to this.
-MAX_RESTART_WAIT_S = 30
 
 
 class Service(ABC):
@@ -24,9 +17,10 @@ class Service(ABC):
     which is how a Celery bootstep or a test hosts it.
 
     A crash of ``serve()`` (broker away, a partition that cannot be set up)
-    restarts it after a growing pause instead of ending the service: a
-    tracker or scheduler that stays down silently stops redeliveries or
-    schedules, which is worse than one that keeps trying and says so.
+    restarts it after a pause (kafka/restart_pause.py) instead of ending the
+    service: a tracker or scheduler that stays down silently stops
+    redeliveries or schedules, which is worse than one that keeps trying and
+    says so.
     """
 
     thread_name = "kmq-service"
@@ -43,42 +37,31 @@ class Service(ABC):
         or raises."""
 
     def run(self) -> None:
-        retrying = Retrying(
-            wait=wait_exponential(multiplier=1, max=MAX_RESTART_WAIT_S),
-            stop=stop_when_event_set(self._stop),
-            sleep=self._stop.wait,
-            before_sleep=self._log_crash,
-        )
-        try:
-            for attempt in retrying:
-                with attempt:
-                    if self._stop.is_set():
-                        return  # stopped during the pause: no new life
-                    if attempt.retry_state.attempt_number > 1:
-                        self.restarts += 1
-                    self.serve()
-        except RetryError:
-            pass  # stopped while waiting to restart after a crash
+        pause = RestartPause()
+        while not self._stop.is_set():
+            began = time.monotonic()
+            try:
+                self.serve()
+                return
+            except Exception as exc:
+                wait_s = pause.after(time.monotonic() - began)
+                self._log_crash(exc, wait_s)
+            if self._stop.wait(wait_s):
+                return  # stopped during the pause: no new life
+            self.restarts += 1
 
-    def _log_crash(self, state: RetryCallState) -> None:
+    def _log_crash(self, exc: Exception, wait_s: float) -> None:
         """One line for a Kafka error (a broker away or stalled is an outage
         to ride out, not a bug); a traceback for anything else."""
-        assert state.outcome is not None and state.next_action is not None
-        exc = state.outcome.exception()
         if isinstance(exc, KafkaException):
             log.warning(
                 "%s stopped on a Kafka error (%s); restarting in %.0f s",
                 self.thread_name,
                 exc,
-                state.next_action.sleep,
+                wait_s,
             )
             return
-        log.error(
-            "%s crashed; restarting in %.0f s",
-            self.thread_name,
-            state.next_action.sleep,
-            exc_info=exc,
-        )
+        log.error("%s crashed; restarting in %.0f s", self.thread_name, wait_s, exc_info=exc)
 
     def start(self) -> None:
         self._stop.clear()

@@ -6,7 +6,7 @@ import time
 import pytest
 from confluent_kafka import KafkaException
 
-from kmqadmin.kafka import service
+from kmqadmin.kafka import restart_pause
 from kmqadmin.kafka.service import Service
 from tests.process import wait_for
 
@@ -30,7 +30,8 @@ class Flaky(Service):
 
 @pytest.fixture(autouse=True)
 def quick_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service, "MAX_RESTART_WAIT_S", 0.05)
+    monkeypatch.setattr(restart_pause, "FIRST_S", 0.01)
+    monkeypatch.setattr(restart_pause, "LONGEST_S", 0.05)
 
 
 def test_a_crashed_service_is_restarted_until_it_serves() -> None:
@@ -45,16 +46,16 @@ def test_a_crashed_service_is_restarted_until_it_serves() -> None:
 
 
 def test_stop_ends_the_wait_between_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service, "MAX_RESTART_WAIT_S", 3600)  # a pause stop() must cut short
+    monkeypatch.setattr(restart_pause, "FIRST_S", 3600)  # a pause stop() must cut short
     flaky = Flaky(crashes=10**9)
     flaky.start()
-    wait_for(lambda: flaky.lives >= 2, 10, "a restart")
+    wait_for(lambda: flaky.lives >= 1, 10, "a crash")
     thread = flaky._thread
     started = time.monotonic()
-    flaky.stop(5)  # during the 2 s pause after the second crash
+    flaky.stop(5)  # during the pause after the first crash
     assert thread is not None and not thread.is_alive()
     assert time.monotonic() - started < 1
-    assert flaky.lives == 2
+    assert flaky.lives == 1
 
 
 def test_a_kafka_error_is_one_line_and_anything_else_a_traceback(

@@ -4,11 +4,11 @@ is started again.
 A child that exits is a reason to restart it, never to stop the others: a
 broker that stalls makes the demo traffic fail, a broker that dies takes
 nothing else down, and the web keeps answering (503 while Kafka is away)
-through both. Restarts back off, 1 s doubling to 30 s, so a child that
-cannot start does not spin; the pause is forgotten once a child has run a
-minute. Only the stop event (Ctrl-C, SIGTERM) or a child exiting with
-EX_CONFIG (a setting is wrong: every restart would fail the same way; the
-commands run through manage.py, the demo traffic, exit so) ends the run.
+through both. Restarts wait the services' pause (kafka/restart_pause.py),
+so a child that cannot start does not spin. Only the stop event (Ctrl-C,
+SIGTERM) or a child exiting with EX_CONFIG (a setting is wrong: every
+restart would fail the same way; the commands run through manage.py, the
+demo traffic, exit so) ends the run.
 """
 
 import logging
@@ -22,16 +22,13 @@ from types import TracebackType
 from django.conf import settings
 
 from kmqadmin.kafka import child
+from kmqadmin.kafka.restart_pause import RestartPause
 
 log = logging.getLogger("kmqadmin.run")
 
 # The exit code of a process whose configuration is wrong (sysexits.h);
 # manage.py exits with it on ImproperlyConfigured.
 EX_CONFIG = 78
-FIRST_PAUSE_S = 1.0
-MAX_PAUSE_S = 30.0
-# A child that ran this long before it exited starts again after the first pause.
-SETTLED_S = 60.0
 # The embedded broker's name among the children: stopped last.
 BROKER = "kafka"
 
@@ -48,7 +45,7 @@ class Child:
     start: Callable[[], subprocess.Popen]
     process: subprocess.Popen | None = None
     started_at: float = 0.0
-    pause_s: float = 0.0
+    pause: RestartPause = field(default_factory=RestartPause)
     restart_at: float | None = None
     exits: list[int] = field(default_factory=list)
 
@@ -105,31 +102,24 @@ class Supervisor:
             if code == EX_CONFIG:
                 raise MisconfiguredChild(f"{supervised.name} exited: a setting is wrong (above)")
             ran = now - supervised.started_at
-            supervised.pause_s = (
-                FIRST_PAUSE_S
-                if ran >= SETTLED_S or not supervised.pause_s
-                else min(supervised.pause_s * 2, MAX_PAUSE_S)
-            )
-            supervised.restart_at = now + supervised.pause_s
+            wait_s = supervised.pause.after(ran)
+            supervised.restart_at = now + wait_s
             log.warning(
                 "%s exited with code %s after %.0f s; restarting in %.0f s",
                 supervised.name,
                 code,
                 ran,
-                supervised.pause_s,
+                wait_s,
             )
 
     def _restart(self, supervised: Child) -> None:
         try:
             supervised.launch()
         except Exception as exc:  # a broker whose port is still held: try again later
-            supervised.pause_s = min(supervised.pause_s * 2, MAX_PAUSE_S)
-            supervised.restart_at = time.monotonic() + supervised.pause_s
+            wait_s = supervised.pause.again()
+            supervised.restart_at = time.monotonic() + wait_s
             log.warning(
-                "%s did not start (%s); trying again in %.0f s",
-                supervised.name,
-                exc,
-                supervised.pause_s,
+                "%s did not start (%s); trying again in %.0f s", supervised.name, exc, wait_s
             )
         else:
             log.warning("%s restarted", supervised.name)

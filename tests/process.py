@@ -41,14 +41,22 @@ def manage(*args: str, timeout: float = 60, **overrides: str) -> subprocess.Comp
     )
 
 
-def wait_for[T](condition: Callable[[], T], timeout: float, what: str, every: float = 0.1) -> T:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
+def wait_for[T](
+    condition: Callable[[], T],
+    timeout: float,
+    what: str,
+    every: float = 0.1,
+    evidence: Callable[[], str] | None = None,
+) -> T:
+    """Poll ``condition`` until it returns something truthy; fail naming
+    ``what``, with ``evidence`` (say, the end of a process's log) to tell why."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if result := condition():
             return result
         time.sleep(every)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    told = f"\n{evidence()}" if evidence else ""
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}{told}")
 
 
 def kill9(proc: subprocess.Popen) -> None:

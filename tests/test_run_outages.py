@@ -56,7 +56,7 @@ def test_a_killed_broker_is_restarted_and_nothing_else_stops(run: tuple[Run, str
     os.kill(broker, signal.SIGKILL)
     wait_for(lambda: _broker_pid(proc.proc.pid) not in (None, broker), 60, "a new broker")
     back = _answering(bootstrap)
-    resumed = _resumed(bootstrap, before, back)
+    resumed = _resumed(proc, bootstrap, before, back)
     print(json.dumps({"outage": "kill -9", "resumed_after_broker_back_s": round(resumed, 1)}))
     assert resumed < RESUMES_WITHIN_S
     _only_the_broker_restarted(proc.lines[seen:], "kafka exited with code -9")
@@ -71,7 +71,7 @@ def test_a_stalled_broker_stops_nothing(run: tuple[Run, str]) -> None:
     time.sleep(STALL_S)  # the stall itself, not a wait for a condition
     os.kill(broker, signal.SIGCONT)
     back = _answering(bootstrap)
-    resumed = _resumed(bootstrap, before, back)
+    resumed = _resumed(proc, bootstrap, before, back)
     print(json.dumps({"outage": f"SIGSTOP {STALL_S} s", "resumed_s": round(resumed, 1)}))
     assert resumed < RESUMES_WITHIN_S
     assert _broker_pid(proc.proc.pid) == broker
@@ -113,10 +113,16 @@ def _end_markers(bootstrap: str) -> int:
     return sum(r.value()[:1] == b"\x01" for r in read_topic(bootstrap, "orders__markers", 3))
 
 
-def _resumed(bootstrap: str, before: int, back: float) -> float:
+def _resumed(proc: Run, bootstrap: str, before: int, back: float) -> float:
     """Seconds from ``back`` until the demo's worker acked again (new end
     markers past the ones written before the outage)."""
-    wait_for(lambda: _end_markers(bootstrap) > before + 5, 90, "the demo's acks to resume", 0.5)
+    wait_for(
+        lambda: _end_markers(bootstrap) > before + 5,
+        90,
+        "the demo's acks to resume",
+        0.5,
+        evidence=lambda: "".join(proc.lines[-100:]),
+    )
     return time.monotonic() - back
 
 

@@ -237,6 +237,7 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
                 until(lambda: "has a newer owner" in zombie_log.read_text()),
                 30,
                 "the zombie to go on with its transaction and be fenced",
+                evidence=lambda: _tail(zombie_log),
             )
             assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
     finally:
@@ -249,6 +250,10 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
         if h.find(r.headers(), h.REDELIVERY_COUNT)
     )
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
+
+
+def _tail(log: Path, lines: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _stats(log: Path) -> dict:

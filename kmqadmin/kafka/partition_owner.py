@@ -12,6 +12,8 @@ acts on is its subclass's business; this class holds what owning takes:
 - on revoke or loss: the partition's state dropped, its producer flushed;
 - a producer fenced by a newer owner: the partition dropped, and revived if
   the group still assigns it after a session timeout (kafka/fencing.py);
+- a transaction that failed otherwise: aborted, and the partition owned
+  afresh, unless the abort says the producer was fenced after all;
 - the wait in ``consume()``: no longer than until the next thing due;
 - shutdown: every client of this life released, also after a crash.
 """
@@ -27,7 +29,7 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPa
 
 from .clock import now_ms
 from .config import consumer_config, producer_config, session_timeout_s
-from .fencing import FencedPartitions
+from .fencing import FencedPartitions, is_fenced
 from .service import Service
 
 log = logging.getLogger(__name__)
@@ -202,6 +204,24 @@ class PartitionOwner[S: OwnedPartition](Service):
             state.producer.abort_transaction(5)
         self._drop([p])
         self._fenced.add(p)
+
+    def _start_over(self, state: S, exc: KafkaException) -> None:
+        """A transaction on the partition failed (``exc``), not by a fence:
+        abort it and own the partition afresh. A zombie (a process stopped
+        past its transaction timeout, then resumed) sees its records time out
+        first and hears of the new owner only from the abort: then it drops
+        the partition like any fenced one. A new producer would fence the new
+        owner back."""
+        p = state.partition
+        log.warning("transaction on partition %d failed (%s); starting it over", p, exc.args[0])
+        try:
+            state.producer.abort_transaction(10)
+        except KafkaException as abort:
+            if is_fenced(abort):
+                self._fenced_out(state, abort)
+                return
+            log.warning("abort on partition %d: %s", p, abort.args[0])
+        self._restart(p)
 
     def _restart(self, partition: int) -> None:
         """Owns the partition afresh: a new producer (fencing whoever holds the

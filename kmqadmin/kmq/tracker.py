@@ -143,38 +143,24 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         try:
             originals = redeliverer.read_originals(p, due)
             if originals is None:
-                self._rebuild(state)
+                # pop_due closed the due entries; re-reading the partition from
+                # its committed offset reopens them from their start markers.
+                self._restart(p)
                 return
             group = self._consumer.consumer_group_metadata()
             sent = redeliverer.send(state, state.producer, due, originals, group)
         except KafkaException as exc:
             if is_fenced(exc):
                 self._fenced_out(state, exc)
-                return
-            # pop_due closed the due entries; the rebuild reopens them from
-            # their start markers, so nothing owed is dropped.
-            log.warning("redelivery on partition %d failed (%s); rebuilding it", p, exc)
-            self._rebuild(state)
+            else:
+                # The aborted transaction leaves nothing visible (read_committed),
+                # so the partition read again opens exactly what was open before.
+                self._start_over(state, exc)
             return
         self._redelivered += sent.redelivered
         self._dead_lettered += sent.dead_lettered
         self._skipped += sent.gone
         self._undecodable += sent.undecodable
-
-    def _rebuild(self, state: MarkersPartition) -> None:
-        """Forget the partition's state and re-read it from its committed offset.
-
-        The aborted transaction leaves nothing visible (read_committed), so the
-        rebuilt open set is exactly what was open before the failed attempt.
-        """
-        p = state.partition
-        try:
-            state.producer.flush(5)
-            state.producer.abort_transaction(10)
-        except KafkaException as exc:
-            log.warning("abort on partition %d: %s", p, exc)
-        self._states.pop(p, None)
-        self._restart(p)
 
     # --- offsets and rebalances ------------------------------------------
 

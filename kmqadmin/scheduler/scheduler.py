@@ -226,17 +226,14 @@ class Scheduler(PartitionOwner[PartitionState]):
     # --- firing ----------------------------------------------------------
 
     def _recover(self, firing: Firing, exc: KafkaException) -> None:
-        """An aborted firing is retried on the next turn. A fenced or broken
-        producer gets the partition rebuilt: a new producer fences whoever
-        holds the id, and the partition is read again up to a new barrier, so
+        """An aborted firing is retried on the next turn. A broken producer
+        gets the partition owned afresh: read again up to a new barrier, so
         whatever the failed attempt did or did not commit is seen before
         anything fires again."""
         if is_fenced(exc):
             self._fenced_out(firing.state, exc)
         elif not firing.retry(exc):
-            p = firing.state.partition
-            log.error("firing on partition %d failed (%s); rebuilding it", p, exc.args[0])
-            self._restart(p)
+            self._start_over(firing.state, exc)
 
     # --- partitions ------------------------------------------------------
 

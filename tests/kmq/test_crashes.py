@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from kmqadmin.kafka.config import consumer_config
@@ -26,7 +27,7 @@ from tests.queue_helpers import poll_until, send
 def spawn(module: str, queue: QueueConfig, *args: str, log: Path | None = None) -> subprocess.Popen:
     """``log`` collects the process's stderr (appended), to tell why it stalled,
     and its stdout goes beside it (``.out``: a tracker's stats lines)."""
-    config = {k: v for k, v in dataclasses.asdict(queue).items() if k != "kafka_config"}
+    config = dataclasses.asdict(queue)
     out = log.with_suffix(".out") if log else Path(os.devnull)
     with open(log or os.devnull, "ab") as stderr, out.open("ab") as stdout:
         return subprocess.Popen(
@@ -208,15 +209,29 @@ def test_tracker_started_before_its_topics_recovers_once_they_exist(
         tracker.stop()
 
 
+# Short enough to outlast in a test: the zombie's open transaction and the
+# records it holds expire while it is stopped.
+ZOMBIE_TRANSACTION_TIMEOUT_MS = 10_000
+
+
+@pytest.mark.parametrize("past_its_transaction_timeout", [False, True])
 def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
-    queue: QueueConfig, tmp_path: Path
+    queue: QueueConfig, tmp_path: Path, past_its_transaction_timeout: bool
 ) -> None:
     """The zombie: a tracker stopped (SIGSTOP) inside a redelivery transaction,
     its partitions taken over by another, then resumed: it goes on with that
     transaction. Its producer was fenced by the new owner's init_transactions
     and its group generation is stale, so no copy and no offset commit of its
-    may land: every (kmq-id, attempt) is copied once."""
-    queue = dataclasses.replace(queue, message_timeout_ms=500, max_redeliveries=1000)
+    may land: every (kmq-id, attempt) is copied once. Stopped past its
+    transaction timeout (a long GC pause, a VM stall), its records time out
+    first; it must still learn it was fenced, not start the partition over
+    with a new producer that would fence the heir in turn."""
+    queue = dataclasses.replace(
+        queue,
+        message_timeout_ms=500,
+        max_redeliveries=1000,
+        kafka_config={"transaction.timeout.ms": ZOMBIE_TRANSACTION_TIMEOUT_MS},
+    )
     zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
     zombie = spawn("run_tracker", queue, log=zombie_log)
     heir = None
@@ -232,6 +247,8 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
             heir = spawn("run_tracker", queue, log=heir_log)
             wait_for(until(lambda: _stats(heir_log)["redelivered"] > 0), 60, "the heir")
             committed = _committed(queue)
+            if past_its_transaction_timeout:
+                time.sleep(ZOMBIE_TRANSACTION_TIMEOUT_MS / 1000)  # the stall itself
             os.kill(zombie.pid, signal.SIGCONT)
             wait_for(
                 until(lambda: "has a newer owner" in zombie_log.read_text()),

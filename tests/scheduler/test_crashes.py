@@ -6,7 +6,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
 from tests.chaos import KILLS, Victim, last_json_line, pause_mid_transaction, report
@@ -16,7 +19,7 @@ from tests.schedule_helpers import fired_ids, in_seconds
 
 def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:
     """stderr to ``log``, the stats lines to ``log`` with suffix ``.out``."""
-    fields = {k: v for k, v in dataclasses.asdict(config).items() if k != "kafka_config"}
+    fields = dataclasses.asdict(config)
     with log.open("ab") as stderr, log.with_suffix(".out").open("ab") as stdout:
         return subprocess.Popen(
             [
@@ -79,13 +82,24 @@ def test_kill_9_while_firing_loses_and_doubles_nothing(
     assert {sid: n for sid, n in fires.items() if n > 1} == {}
 
 
+# Short enough to outlast in a test: the zombie's open transaction and the
+# records it holds expire while it is stopped.
+ZOMBIE_TRANSACTION_TIMEOUT_MS = 10_000
+
+
+@pytest.mark.parametrize("past_its_transaction_timeout", [False, True])
 def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
-    schedules: SchedulerConfig, target: str, tmp_path: Path
+    schedules: SchedulerConfig, target: str, tmp_path: Path, past_its_transaction_timeout: bool
 ) -> None:
     """The zombie: a scheduler stopped (SIGSTOP) inside a firing transaction,
     its partitions taken over by another, then resumed: it goes on with that
     firing. The new owner's init_transactions fenced its producer, so none
-    of its fires may land: every schedule fires once."""
+    of its fires may land: every schedule fires once. Stopped past its
+    transaction timeout, its records time out first; it must still learn it
+    was fenced, not fence the heir back with a new producer."""
+    schedules = dataclasses.replace(
+        schedules, kafka_config={"transaction.timeout.ms": ZOMBIE_TRANSACTION_TIMEOUT_MS}
+    )
     zombie_log, heir_log = tmp_path / "zombie.log", tmp_path / "heir.log"
     zombie, heir = spawn(schedules, zombie_log), None
     ids = [f"s{i}" for i in range(6_000)]
@@ -99,11 +113,14 @@ def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
             pause_mid_transaction(zombie, schedules.bootstrap_servers, schedules.topic, 3)
             heir = spawn(schedules, heir_log)
             wait_for(lambda: _stats(heir_log)["fired"] > 0, 60, "the heir firing")
+            if past_its_transaction_timeout:
+                time.sleep(ZOMBIE_TRANSACTION_TIMEOUT_MS / 1000)  # the stall itself
             os.kill(zombie.pid, signal.SIGCONT)
             wait_for(
                 lambda: "has a newer owner" in zombie_log.read_text(),
                 30,
                 "the zombie to go on with its firing and be fenced",
+                evidence=lambda: "\n".join(zombie_log.read_text().splitlines()[-40:]),
             )
             wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 120, "all fired")
     finally:

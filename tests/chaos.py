@@ -103,16 +103,23 @@ def open_transaction(admin: AdminClient, topic: str, partitions: int) -> bool:
 
 
 def pause_mid_transaction(
-    process: subprocess.Popen, bootstrap: str, topic: str, partitions: int, timeout: float = 60
+    process: subprocess.Popen,
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    timeout: float = 60,
+    meanwhile: Callable[[], object] = lambda: None,
 ) -> None:
     """SIGSTOP ``process`` while a transaction of its on ``topic`` is open,
     checked again once it is stopped: a zombie caught there goes on with
     that transaction when resumed, which is what fencing must refuse. A
     process stopped anywhere else hears of the rebalance first and tests
-    nothing."""
+    nothing. ``meanwhile`` runs between looks: what keeps the process busy
+    (a tracker has transactions to open only while a worker takes messages)."""
     admin = admin_client(bootstrap)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        meanwhile()
         if open_transaction(admin, topic, partitions):
             os.kill(process.pid, signal.SIGSTOP)
             if _stays_open(admin, topic, partitions):

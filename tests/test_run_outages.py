@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaException
 
 from bench.common import read_topic
 from kmqadmin.kafka.embedded import free_port
@@ -116,8 +117,15 @@ def _end_markers(bootstrap: str) -> int:
 def _resumed(proc: Run, bootstrap: str, before: int, back: float) -> float:
     """Seconds from ``back`` until the demo's worker acked again (new end
     markers past the ones written before the outage)."""
+
+    def acked_again() -> bool:
+        try:
+            return _end_markers(bootstrap) > before + 5
+        except KafkaException:  # no leader yet: the broker rejoins its controller first
+            return False
+
     wait_for(
-        lambda: _end_markers(bootstrap) > before + 5,
+        acked_again,
         90,
         "the demo's acks to resume",
         0.5,

@@ -243,7 +243,13 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
                 return lambda: client.poll(500, 0.05) is not None and condition()
 
             wait_for(until(lambda: _stats(zombie_log)["redelivered"] > 2000), 60, "busy zombie")
-            pause_mid_transaction(zombie, queue.bootstrap_servers, queue.markers_topic, 3)
+            pause_mid_transaction(
+                zombie,
+                queue.bootstrap_servers,
+                queue.markers_topic,
+                3,
+                meanwhile=lambda: client.poll(500, 0.05),
+            )
             heir = spawn("run_tracker", queue, log=heir_log)
             wait_for(until(lambda: _stats(heir_log)["redelivered"] > 0), 60, "the heir")
             committed = _committed(queue)

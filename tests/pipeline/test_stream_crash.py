@@ -30,6 +30,10 @@ def _spawn(kafka: EmbeddedBroker, queue: QueueTopics, tmp: Path) -> subprocess.P
         )
 
 
+def _log_tail(tmp: Path) -> str:
+    return "\n".join((tmp / "stream.log").read_text(errors="replace").splitlines()[-40:])
+
+
 def _facts(out: Path) -> dict[str, dict]:
     if not (out / "facts").is_dir():
         return {}
@@ -50,7 +54,14 @@ def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
     first = scenario.write(kafka.bootstrap_servers, queue, 1)
     run = _spawn(kafka, queue, tmp_path)
     try:
-        wait_for(lambda: len(_facts(tmp_path / "out")) == 4, 120, "the first part's 4 facts", 1)
+        # A JVM of its own to start beside the suite's: minutes on a busy CI machine.
+        wait_for(
+            lambda: len(_facts(tmp_path / "out")) == 4,
+            240,
+            "the first part's 4 facts",
+            1,
+            evidence=lambda: _log_tail(tmp_path),
+        )
         second = scenario.write(kafka.bootstrap_servers, queue, 2)
         time.sleep(random.uniform(0, 2))  # a crash at a random point of the next batch
         kill9(run)
@@ -64,7 +75,13 @@ def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
                 and _minute_zero(tmp_path / "out") == (7, 4, 1)
             )
 
-        wait_for(caught_up, 120, "all 7 facts and minute 0's counts after the restart", 1)
+        wait_for(
+            caught_up,
+            240,
+            "all 7 facts and minute 0's counts after the restart",
+            1,
+            evidence=lambda: _log_tail(tmp_path),
+        )
     finally:
         kill9(run)
     log = pq.read_table(tmp_path / "out" / "events").to_pylist()

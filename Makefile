@@ -23,8 +23,11 @@ MVN := mvn -q -B
 run: deps
 	$(BIN)/python manage.py kmq run
 
+# The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
+# tests/parallel.py keeps each JVM-starting fixture's tests on one of them.
+TEST_WORKERS ?= 3
 test: deps lint services browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
 
 # Not part of CI: the crash tests with 300 kills each, and the fuzz suite (tests/fuzz)

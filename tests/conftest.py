@@ -1,51 +1,26 @@
-"""Fixtures shared by the whole suite: a real Apache Kafka broker over TCP."""
+"""Fixtures shared by the whole suite (its broker is tests/broker.py)."""
 
-import gc
 import logging
-import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from kmqadmin.celery import app as celery_app
 from kmqadmin.console.services import clients
-from kmqadmin.kafka.embedded import EmbeddedBroker
 
 # Fixtures more than one folder uses; a folder's conftest may override one
 # (the console and API tests serve a registered ``queue``).
 pytest_plugins = [
+    "tests.broker",
+    "tests.database",
+    "tests.parallel",
     "tests.data_dir",
     "tests.fixtures.queues",
     "tests.fixtures.schedules",
     "tests.fixtures.registry",
     "tests.fixtures.schemas",
 ]
-
-
-@dataclass(frozen=True)
-class ExternalBroker:
-    """A cluster the user named with KAFKA_BOOTSTRAP_SERVERS, to run the suite on."""
-
-    bootstrap_servers: str
-
-
-@pytest.fixture(scope="session")
-def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
-    """The cluster KAFKA_BOOTSTRAP_SERVERS names, else one embedded Apache Kafka
-    for the session on free loopback ports."""
-    if bootstrap := os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        yield ExternalBroker(bootstrap)
-        return
-    with EmbeddedBroker() as broker:
-        yield broker
-        # The web process's kept clients, and clients the tests dropped but a
-        # reference cycle keeps (a producer's delivery callback is a bound
-        # method), would otherwise outlive the broker and fill the end of the
-        # run with their reconnect attempts.
-        clients.close()
-        gc.collect()
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # The dir `make run` uses: KMQ_DATA_DIR as the developer set it, else
 # settings.py's default.
-DEVELOPERS = Path(os.environ.get("KMQ_DATA_DIR") or ROOT / "var").resolve()
+# pytest-xdist's workers inherit the controller's environment, where
+# KMQ_DATA_DIR already names the controller's dir: the first process keeps
+# the developer's for all of them.
+_DEVELOPERS = "KMQ_TESTS_DEVELOPERS_DATA_DIR"
+DEVELOPERS = Path(
+    os.environ.get(_DEVELOPERS) or os.environ.get("KMQ_DATA_DIR") or ROOT / "var"
+).resolve()
+os.environ[_DEVELOPERS] = str(DEVELOPERS)
 SUITE = Path(tempfile.mkdtemp(prefix="kmq-tests-data-"))
 os.environ["KMQ_DATA_DIR"] = str(SUITE)
 

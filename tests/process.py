@@ -21,6 +21,9 @@ _CONFIG_VARS = (
     "REDIS_URL",
     "LOG_LEVEL",
     "DJANGO_SETTINGS_MODULE",
+    # tests/data_dir.py's note to pytest-xdist's workers; a suite a test runs
+    # takes its developer's dir from KMQ_DATA_DIR, as a developer's does.
+    "KMQ_TESTS_DEVELOPERS_DATA_DIR",
 )
 
 

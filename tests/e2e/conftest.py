@@ -34,6 +34,9 @@ def stack(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> It
         KMQ_DATA_DIR=str(data),
         KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers,
         KMQ_SERVICES_REFRESH_S="1",
+        # No e2e test reads the charts; the analytics job would start a Spark
+        # session in each of the worker's processes, beside the suite's own.
+        KMQ_ANALYTICS_EVERY_S="0",
     )
     try:
         yield Stack(*run.up(), kafka.bootstrap_servers)
@@ -42,8 +45,11 @@ def stack(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> It
             print("".join(run.lines[-200:]))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Per module: Playwright's sync API runs an event loop on this thread while
+    it is open, and Django refuses database calls from a thread with a running
+    loop; the worker's next module may be one that makes them."""
     if shutil.which(CHROMIUM) is None:
         pytest.fail(f"{CHROMIUM} not found: `make test` installs Debian's chromium (make browser)")
     with sync_playwright() as playwright:

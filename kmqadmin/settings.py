@@ -33,7 +33,7 @@ SECURE_HSTS_PRELOAD = env.bool("DJANGO_HSTS_PRELOAD", default=False)
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SSL_REDIRECT", default=False)
 # Health checks and Prometheus probe the process itself over plain http
 # (docker-compose.yml).
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https")
     if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False)

@@ -29,6 +29,7 @@ GROUP = rf"^clusters/{CLUSTER}/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY
 urlpatterns = [
     path("", dashboard.index, name="index"),
     path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.scrape, name="metrics"),
     path("audit/", audit.log, name="audit"),
     path("search/", search.search, name="search"),

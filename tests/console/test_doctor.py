@@ -1,10 +1,13 @@
 """`kmq doctor` finds what is wrong and says how to fix it."""
 
 import io
+import socket
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
 
+from kmqadmin.console.cli.doctor import KAFKA_WITHIN_S, check_kafka
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
 from kmqadmin.kafka.topics import ensure_topics
@@ -78,3 +81,17 @@ def test_a_share_queue_needs_no_markers_and_fits_the_brokers_bounds(
     output, ok = doctor()
     assert ok, output
     assert "  ok  share group  g: delivery limit 5" in output
+
+
+def test_a_stalled_broker_is_a_fail_line_within_the_bound() -> None:
+    """A broker stopped with SIGSTOP still accepts connections (the kernel
+    does) and never answers: doctor says so instead of waiting on it."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        stalled = f"127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        [check] = check_kafka(stalled, [])
+        took = time.monotonic() - started
+    assert not check.ok and f"cannot reach Kafka at {stalled}" in check.detail
+    assert took < KAFKA_WITHIN_S + 1  # the bound, and slack for a busy machine

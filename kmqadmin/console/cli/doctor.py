@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from kmqadmin.console.models import Cluster, Queue
 
 
+# A broker that does not answer metadata in this long is reported as not answering.
+KAFKA_WITHIN_S = 2.0
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -178,7 +182,7 @@ def check_kafka(
     an unset secret variable is this check's FAIL line, naming the setting)."""
     try:
         extra = cluster.kafka_config() if cluster is not None else {}
-        metadata = cluster_metadata(bootstrap, admin=admin_client(bootstrap, extra))
+        metadata = cluster_metadata(bootstrap, KAFKA_WITHIN_S, admin_client(bootstrap, extra))
     except KafkaSetupError as exc:
         return [Check("kafka", False, str(exc))]
     counts = partition_counts(metadata, [name for queue in queues for name in queue.topics()])

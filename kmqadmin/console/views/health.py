@@ -1,8 +1,37 @@
-"""Liveness for load balancers and compose."""
+"""Liveness and readiness, for load balancers, orchestrators and people."""
 
 from django.http import HttpRequest, JsonResponse
 
+from ..services import readiness
+
+# How soon a load balancer or a person should ask again when not ready.
+RETRY_AFTER_S = 5
+
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    """The process serves requests; Kafka's health is `kmq doctor`'s business."""
+    """The process serves requests: liveness only. A broker away must not get
+    a healthy web process restarted; that is readyz's to say."""
     return JsonResponse({"status": "ok"})
+
+
+def readyz(request: HttpRequest) -> JsonResponse:
+    """200 when the database and every Kafka cluster answer, else 503 with
+    Retry-After; within readiness.READY_WITHIN_S. Which part is away is for
+    anyone (a probe reads the status); the details (addresses, errors) only
+    for a signed-in user."""
+    found = readiness.probes()
+    ready = all(probe.ok for probe in found)
+    signed_in = request.user.is_authenticated
+    response = JsonResponse(
+        {
+            "status": "ready" if ready else "unready",
+            "checks": {
+                probe.name: {"ok": probe.ok} | ({"detail": probe.detail} if signed_in else {})
+                for probe in found
+            },
+        },
+        status=200 if ready else 503,
+    )
+    if not ready:
+        response["Retry-After"] = str(RETRY_AFTER_S)
+    return response

@@ -1,0 +1,69 @@
+"""/readyz: the database and every cluster answer, or 503 naming which does
+not, within two seconds also when a broker is stalled."""
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.test import Client
+
+from kmqadmin.console.models import Cluster
+from kmqadmin.console.services.readiness import READY_WITHIN_S
+from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
+from tests.users import user_with
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def stalled() -> Iterator[str]:
+    """A listener that takes connections and never answers: a broker stopped
+    with SIGSTOP looks so to a client (the kernel still accepts)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+def ready(client: Client) -> tuple[int, dict, str | None, float]:
+    started = time.monotonic()
+    response = client.get("/readyz")
+    return (
+        response.status_code,
+        response.json(),
+        response.headers.get("Retry-After"),
+        time.monotonic() - started,
+    )
+
+
+def test_ready_when_the_database_and_every_cluster_answer(kafka: EmbeddedBroker) -> None:
+    Cluster.objects.create(name="main", bootstrap_servers=kafka.bootstrap_servers)
+    status, body, retry, _ = ready(Client())
+    assert (status, body["status"], retry) == (200, "ready", None)
+    assert body["checks"] == {"database": {"ok": True}, "kafka:main": {"ok": True}}
+
+
+def test_a_stalled_cluster_and_an_absent_one_are_unready_within_the_bound(
+    kafka: EmbeddedBroker, stalled: str
+) -> None:
+    Cluster.objects.create(name="main", bootstrap_servers=kafka.bootstrap_servers)
+    Cluster.objects.create(name="stalled", bootstrap_servers=stalled)
+    Cluster.objects.create(name="gone", bootstrap_servers=f"127.0.0.1:{free_port()}")
+    client = Client()
+    client.force_login(user_with("viewer"))
+    status, body, retry, took = ready(client)
+    assert (status, body["status"], retry) == (503, "unready", "5")
+    assert took < READY_WITHIN_S + 1  # the probes' bound, and slack for a busy machine
+    checks = body["checks"]
+    assert checks["kafka:main"]["ok"] and checks["database"]["ok"]
+    assert not checks["kafka:stalled"]["ok"] and not checks["kafka:gone"]["ok"]
+    assert f"cannot reach Kafka at {stalled}" in checks["kafka:stalled"]["detail"]
+
+
+def test_an_anonymous_probe_reads_the_status_and_no_address(stalled: str) -> None:
+    Cluster.objects.create(name="stalled", bootstrap_servers=stalled)
+    status, body, _, _ = ready(Client())
+    assert status == 503
+    assert body["checks"]["kafka:stalled"] == {"ok": False}
+    assert stalled not in str(body)

@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.fixtures.schedules",
     "tests.fixtures.registry",
     "tests.fixtures.schemas",
+    "tests.fixtures.stalled",
 ]
 
 

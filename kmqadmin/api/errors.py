@@ -13,6 +13,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from kmqadmin.console.services.availability import RETRY_AFTER_S
 from kmqadmin.console.services.backend_switch import SwitchRefused
 from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
@@ -26,8 +27,7 @@ from kmqadmin.kafka.offset_reset import BadReset
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, KafkaException | ReadTimeout):
-        detail = f"Kafka did not answer in time: {exc}; try again"
-        return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return _unavailable(f"Kafka did not answer in time: {exc}; try again")
     if isinstance(exc, Missing | GroupNotFound):
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TargetNotAllowed):
@@ -39,6 +39,14 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(body, status=status.HTTP_300_MULTIPLE_CHOICES)
     if isinstance(exc, TopicMissing | Conflict | SwitchRefused | GroupNotEmpty):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-    if isinstance(exc, KafkaSetupError):  # a cluster's settings: the message says what to change
-        return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, KafkaSetupError):  # Kafka away, or a cluster's settings: the message says
+        return _unavailable(str(exc))
     return drf_handler(exc, context)
+
+
+def _unavailable(detail: str) -> Response:
+    return Response(
+        {"detail": detail},
+        status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )

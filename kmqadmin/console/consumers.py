@@ -24,6 +24,7 @@ from kmqadmin.kafka.offset_reader import ReadTimeout
 from . import live_feed
 from .models import Queue
 from .services import registered
+from .services.availability import KafkaAway
 from .services.in_flight_pages import in_flight_page
 from .services.masking import MASKING_FIELDS, masking_for_role
 from .services.queue_stats import queue_stats
@@ -89,6 +90,8 @@ def _render_or_explain(view: str, render: Callable[[], str]) -> str:
     exception escaping here would end the push for every viewer of the page."""
     try:
         return render()
+    except KafkaAway as exc:  # logged once by availability, not on every tick
+        error = str(exc)
     except (KafkaException, ReadTimeout, TopicMissing) as exc:
         log.warning("live view %s: %s", view, exc)
         error = f"Kafka: {exc}"

@@ -8,13 +8,14 @@ from confluent_kafka import KafkaException
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from kmqadmin.console.services.availability import RETRY_AFTER_S
 from kmqadmin.console.services.registered import CLUSTER, Ambiguous
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 
 class KafkaErrorMiddleware:
-    """Kafka away or slow: 503, try again; a registered queue's topic
+    """Kafka away or slow: 503 with Retry-After, try again; a registered queue's topic
     missing: 409 naming it (the queue page has a button to create it); a
     topic registered on several clusters: 300 with a link to each. The API
     answers the same in JSON (api/errors.py)."""
@@ -38,4 +39,7 @@ class KafkaErrorMiddleware:
             status, what = 503, f"Kafka did not answer in time: {exc}; try again"
         else:
             return None
-        return render(request, "console/kafka_error.html", {"what": what}, status=status)
+        response = render(request, "console/kafka_error.html", {"what": what}, status=status)
+        if status == 503:
+            response["Retry-After"] = str(RETRY_AFTER_S)
+        return response

@@ -58,6 +58,13 @@ def shown(response) -> list[int]:
     return [int(o) for o in re.findall(r'data-offset="0/(\d+)"', response.content.decode())]
 
 
+def stopped(response) -> list[str]:
+    """What the page says stopped its read (the end, or which cap), to tell
+    a short page's cause when an assertion on it fails."""
+    text = response.content.decode()
+    return re.findall(r'data-stopped="[^"]*"|[^<>]*(?:continue from|ran out)[^<>]*', text)
+
+
 def test_the_nav_leads_to_the_cluster_topics_with_their_kinds(filled: Queue) -> None:
     viewer = client_as("viewer")
     assert 'href="/clusters/"' in viewer.get("/").content.decode()
@@ -116,7 +123,7 @@ def test_seek_by_time_both_ways(filled: Queue) -> None:
 )
 def test_every_filter(filled: Queue, query: dict, expected: list[int]) -> None:
     page = browse(client_as("viewer"), filled, start="oldest", direction="forward", **query)
-    assert shown(page) == expected
+    assert shown(page) == expected, stopped(page)
 
 
 def test_the_scan_cap_stops_a_page_and_its_continue_link_goes_on(
@@ -133,10 +140,7 @@ def test_the_scan_cap_stops_a_page_and_its_continue_link_goes_on(
     second = viewer.get(f"/clusters/local/topics/{filled.topic}/browse?{link}")
     assert "continue from offset 30" in second.content.decode()
     third = browse(viewer, filled, **query | {"start": "offset", "offset": 30})
-    said = re.findall(
-        r'data-stopped="[^"]*"|[^<>]*(?:continue from|ran out)[^<>]*', third.content.decode()
-    )
-    assert shown(third) == [39] and 'data-stopped="end"' in third.content.decode(), said
+    assert shown(third) == [39] and 'data-stopped="end"' in third.content.decode(), stopped(third)
 
 
 def test_the_time_cap_says_it_stopped_the_read(

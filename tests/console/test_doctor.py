@@ -1,7 +1,6 @@
 """`kmq doctor` finds what is wrong and says how to fix it."""
 
 import io
-import socket
 import time
 
 import pytest
@@ -83,15 +82,9 @@ def test_a_share_queue_needs_no_markers_and_fits_the_brokers_bounds(
     assert "  ok  share group  g: delivery limit 5" in output
 
 
-def test_a_stalled_broker_is_a_fail_line_within_the_bound() -> None:
-    """A broker stopped with SIGSTOP still accepts connections (the kernel
-    does) and never answers: doctor says so instead of waiting on it."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
-        stalled = f"127.0.0.1:{listener.getsockname()[1]}"
-        started = time.monotonic()
-        [check] = check_kafka(stalled, [])
-        took = time.monotonic() - started
+def test_a_stalled_broker_is_a_fail_line_within_the_bound(stalled: str) -> None:
+    started = time.monotonic()
+    [check] = check_kafka(stalled, [])
+    took = time.monotonic() - started
     assert not check.ok and f"cannot reach Kafka at {stalled}" in check.detail
     assert took < KAFKA_WITHIN_S + 1  # the bound, and slack for a busy machine

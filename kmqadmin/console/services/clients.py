@@ -32,12 +32,15 @@ from kmqadmin.kmq.share_counts_reader import ShareCountsReader
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig, UpcomingView
 
 from ..models import Cluster
+from . import availability
 
 _clients: dict[tuple[str, str, str], object] = {}
 _lock = threading.Lock()
 
 
 def _kept[C: QueueConfig | SchedulerConfig, T](kind: Callable[[C], T], config: C) -> T:
+    """The kept client; KafkaAway first if the cluster does not answer."""
+    availability.require(config.bootstrap_servers, config.kafka_config)
     key = (config.topic, kind.__name__, repr(config))
     with _lock:
         client = _clients.get(key)
@@ -102,9 +105,10 @@ def lifecycle(config: QueueConfig) -> LifecycleFinder:
 def record_limit(config: QueueConfig) -> int:
     """The most key + value + header bytes a record of the queue may hold,
     asked of the broker once and kept with the clients (an edit of the queue
-    forgets it with them). A broker that does not answer leaves the
-    producer's own limit, not kept: the produce that follows fails (and is
-    audited) as it would have."""
+    forgets it with them). KafkaAway when the cluster is known to be away;
+    a broker that answers metadata but not this leaves the producer's own
+    limit, not kept: the produce that follows fails (and is audited)."""
+    availability.require(config.bootstrap_servers, config.kafka_config)
     key = (config.topic, "record_limit", repr(config))
     with _lock:
         known = _clients.get(key)
@@ -139,6 +143,7 @@ def _share_counts(config: QueueConfig) -> ShareCountsReader:
 def topic_browser(cluster: str, bootstrap_servers: str, kafka_config: Masked) -> TopicBrowser:
     """The browsing consumer of a cluster, kept under ``cluster_key(cluster)``
     so an edit of the cluster closes it (signals.py)."""
+    availability.require(bootstrap_servers, kafka_config)
     key = (cluster_key(cluster), "TopicBrowser", repr((bootstrap_servers, kafka_config)))
     with _lock:
         browser = _clients.get(key)
@@ -157,6 +162,7 @@ def group_admin(cluster: Cluster, kind: Kind) -> ConsumerGroupAdmin | ShareGroup
     """The cluster's admin for one kind of group, kept until the cluster is
     saved or deleted (signals.py closes it under ``cluster_key``)."""
     bootstrap, config = cluster.bootstrap, cluster.kafka_config()
+    availability.require(bootstrap, config)
     key = (cluster_key(cluster.name), kind, repr((bootstrap, config)))
     with _lock:
         admin = _clients.get(key)

@@ -17,6 +17,7 @@ from kmqadmin.kmq.given_headers import BadInput
 
 from ..models import Queue
 from . import audit, clients
+from .availability import KafkaAway
 from .conflict import Conflict
 from .missing import Missing
 from .share_limits import NO_MESSAGE_ACTIONS, refuse_share
@@ -40,11 +41,15 @@ def enqueue(
     Over a cap, or to a partition the topic lacks, nothing is written
     (BadInput, TooLarge). ``reproduces``: the kmq-id it was edited from."""
     config = queue.config()
-    check_size(message, settings.KMQ_MAX_PAYLOAD_BYTES, clients.record_limit(config))
-    producer = clients.producer(config)
+    action, before = ("reproduce", {"from": reproduces}) if reproduces else ("enqueue", None)
+    try:
+        limit, producer = clients.record_limit(config), clients.producer(config)
+    except KafkaAway as exc:  # nothing sent: the audit log says why, as for a refused send
+        audit.record(user, action, queue.topic, before, error=f"not delivered: {exc}")
+        raise
+    check_size(message, settings.KMQ_MAX_PAYLOAD_BYTES, limit)
     if message.partition is not None and message.partition not in producer.partitions():
         raise BadInput(f"{queue.topic} has no partition {message.partition}")
-    action, before = ("reproduce", {"from": reproduces}) if reproduces else ("enqueue", None)
     with audit.action(user, action, queue.topic, before=before) as entry:
         partition, offset = producer.send_confirmed(
             message.value, message.key, dict(message.headers), message.partition

@@ -3,9 +3,9 @@
 Liveness (/healthz) says the process serves requests; readiness says what it
 needs answers too: its database, and every Kafka cluster it serves. A load
 balancer takes an unready web process out of rotation, and a person reads
-which part is away. Every probe is bounded so that the whole answer comes
-within READY_WITHIN_S, also when a broker is stopped and accepts connections
-it never answers: the clusters are asked at once, each with PROBE_S.
+which part is away. The whole answer comes within READY_WITHIN_S, also when
+a broker is stopped and accepts connections it never answers: the clusters
+are asked at once, each bounded as the pages' own check of them is.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -15,14 +15,13 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.topics import admin_client, cluster_metadata
+from kmqadmin.kafka.masking import masked
 
 from ..models import Cluster
+from . import availability
 
+# availability.PROBE_S, and what the database and the answer take.
 READY_WITHIN_S = 2.0
-# The Kafka probes' own bound: what is left of READY_WITHIN_S after the
-# database, the threads and the answer.
-PROBE_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -53,12 +52,13 @@ def _database() -> Probe:
 
 
 def _kafka(name: str, bootstrap: str, cluster: Cluster | None) -> Probe:
-    """Metadata from the cluster, with its security settings but without the
-    login check a page makes first (a probe must not wait on a token endpoint)."""
+    """The cluster's answer as the pages see it (services/availability.py),
+    with its security settings but without the login check a page makes
+    first: a probe must not wait on a token endpoint."""
     probe = f"kafka:{name}"
     try:
         extra = cluster.security().librdkafka() if cluster is not None else {}
-        metadata = cluster_metadata(bootstrap, PROBE_S, admin_client(bootstrap, extra))
+        availability.require(bootstrap, masked(extra))
     except KafkaSetupError as exc:
-        return Probe(probe, False, str(exc).split(";")[0])
-    return Probe(probe, True, f"{bootstrap}: {len(metadata.brokers)} brokers answer")
+        return Probe(probe, False, str(exc))
+    return Probe(probe, True, f"{bootstrap} answers")

@@ -3,9 +3,7 @@
 from django.http import HttpRequest, JsonResponse
 
 from ..services import readiness
-
-# How soon a load balancer or a person should ask again when not ready.
-RETRY_AFTER_S = 5
+from ..services.availability import RETRY_AFTER_S
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

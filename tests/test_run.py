@@ -110,7 +110,12 @@ def test_a_child_that_exits_is_restarted_after_a_growing_pause_and_the_others_ru
 ) -> None:
     with Supervisor() as supervisor:
         supervisor.spawn("steady", [sys.executable, "-c", "import time; time.sleep(120)"])
-        supervisor.spawn("flaky", [sys.executable, "-c", "raise SystemExit(3)"])
+        launches: list[float] = []
+        supervisor.spawn(
+            "flaky",
+            [sys.executable, "-c", "raise SystemExit(3)"],
+            before_each=lambda: launches.append(time.monotonic()),
+        )
         steady = supervisor.process("steady")
         started = time.monotonic()
 
@@ -122,6 +127,7 @@ def test_a_child_that_exits_is_restarted_after_a_growing_pause_and_the_others_ru
         # Pauses of 1 s then 2 s between its lives: it does not spin.
         assert time.monotonic() - started >= restart_pause.FIRST_S * 3
         assert supervisor.exits("flaky") == [3, 3, 3]
+        assert len(launches) in (3, 4)  # before each life (a fourth may have begun)
         assert steady is not None and steady.poll() is None
         assert supervisor.exits("steady") == []
     assert "flaky exited with code 3" in caplog.text

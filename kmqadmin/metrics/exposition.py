@@ -16,9 +16,10 @@ twice.
 """
 
 import os
+from pathlib import Path
 
 from prometheus_client import REGISTRY, CollectorRegistry
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.registry import Collector
 
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -34,3 +35,12 @@ def registry(*live: Collector) -> CollectorRegistry:
     for collector in live:
         served.register(collector)
     return served
+
+
+def forget_dead_processes(folder: str) -> None:
+    """Before a service starts again on its metrics directory: every process
+    that wrote there has ended (the service with its pool), so their live
+    gauges (open WebSockets) must stop counting; their counters stay, as
+    counters of ended processes do."""
+    for gauge in Path(folder).glob("gauge_live*_*.db"):
+        mark_process_dead(int(gauge.stem.rsplit("_", 1)[1]), folder)

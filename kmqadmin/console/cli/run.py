@@ -32,7 +32,7 @@ from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kafka.errors import KafkaSetupError
 from kmqadmin.kafka.topics import cluster_metadata, topic_partitions
-from kmqadmin.metrics.exposition import MULTIPROC_DIR
+from kmqadmin.metrics.exposition import MULTIPROC_DIR, forget_dead_processes
 
 from .demo import DEMO_QUEUES
 from .processes import commands
@@ -86,7 +86,12 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         if broker is not None:
             supervisor.adopt(BROKER, broker.launch, running=broker.process)
         for name, argv in commands(host, port, demo, level).items():
-            supervisor.spawn(name, argv, environments.get(name))
+            env = environments.get(name)
+            if env is None:
+                supervisor.spawn(name, argv)
+            else:
+                metrics = partial(forget_dead_processes, env[MULTIPROC_DIR])
+                supervisor.spawn(name, argv, env, before_each=metrics)
         url = f"http://{host}:{port}/"
         checks = readiness(url, stack.enter_context(_demo_markers()) if demo else None)
         try:

@@ -59,9 +59,21 @@ class Supervisor:
     def __init__(self) -> None:
         self._children: dict[str, Child] = {}
 
-    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
-        """A command line, started now in the project's folder."""
-        self.adopt(name, lambda: _popen(argv, env))
+    def spawn(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str] | None = None,
+        before_each: Callable[[], None] = lambda: None,
+    ) -> None:
+        """A command line, started now in the project's folder; ``before_each``
+        runs before every start (a restart clears what the last life left)."""
+
+        def start() -> subprocess.Popen:
+            before_each()
+            return _popen(argv, env)
+
+        self.adopt(name, start)
 
     def adopt(
         self,

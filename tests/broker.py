@@ -20,6 +20,12 @@ from kmqadmin.kafka.embedded import EmbeddedBroker
 # Not KAFKA_BOOTSTRAP_SERVERS: the `kmq run` a test starts reads that one, and
 # must keep starting its own broker when the test means it to.
 SUITE_BOOTSTRAP = "KMQ_SUITE_BOOTSTRAP_SERVERS"
+# The tests write records stamped at fixed times long past (exact assertions
+# on timestamps, minutes and seeks by time). Kafka deletes records older than
+# its retention (7 days), the active segment too, whenever its retention
+# check comes round (every 5 minutes): a test caught by one found its topic
+# empty. The suite's brokers never run that check.
+SUITE_SETTINGS = {"log.retention.check.interval.ms": str(7 * 24 * 3600 * 1000)}
 _BROKER = pytest.StashKey[EmbeddedBroker]()
 
 
@@ -36,7 +42,7 @@ def _controls_workers(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     if _controls_workers(config) and not os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        broker = EmbeddedBroker().start()
+        broker = EmbeddedBroker(overrides=SUITE_SETTINGS).start()
         config.stash[_BROKER] = broker
         os.environ[SUITE_BOOTSTRAP] = broker.bootstrap_servers
 
@@ -53,7 +59,7 @@ def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
     if bootstrap := os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or os.environ.get(SUITE_BOOTSTRAP):
         yield ExternalBroker(bootstrap)
         return
-    with EmbeddedBroker() as broker:
+    with EmbeddedBroker(overrides=SUITE_SETTINGS) as broker:
         yield broker
         # The web process's kept clients, and clients the tests dropped but a
         # reference cycle keeps (a producer's delivery callback is a bound

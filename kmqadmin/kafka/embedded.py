@@ -151,6 +151,7 @@ class EmbeddedBroker:
         jars: Path | None = None,
         ready_timeout: float = 60.0,
         sasl_ssl: SaslSslListener | None = None,
+        overrides: Mapping[str, str] | None = None,
     ):
         self.host = host
         self.port = port or free_port(host)
@@ -161,6 +162,8 @@ class EmbeddedBroker:
         self._process: subprocess.Popen[bytes] | None = None
         self.sasl_ssl = sasl_ssl
         self.sasl_ssl_port = (sasl_ssl.port or free_port(host)) if sasl_ssl else 0
+        # Server properties over ours (a test suite's retention check).
+        self.overrides = dict(overrides or {})
 
     @property
     def bootstrap_servers(self) -> str:
@@ -296,6 +299,7 @@ class EmbeddedBroker:
             "log.dirs": str(self.data_dir / "logs"),
             **_SINGLE_NODE,
             **extra,
+            **self.overrides,
         }
         (self.data_dir / "log4j2.properties").write_text(_LOG4J2)
         path = self.data_dir / "server.properties"

@@ -8,12 +8,14 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import ConfigResource
 
 from kmqadmin.kafka import embedded
 from kmqadmin.kafka.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker, port_in_use
 from kmqadmin.kafka.errors import EmbeddedBrokerError
-from kmqadmin.kafka.topics import cluster_metadata, ensure_topics, partition_counts
+from kmqadmin.kafka.topics import admin_client, cluster_metadata, ensure_topics, partition_counts
+from tests.broker import SUITE_SETTINGS
 from tests.process import ROOT, manage, wait_for
 
 
@@ -130,3 +132,17 @@ def test_a_failed_format_is_told_by_its_exception_not_the_end_of_its_stack_trace
     )
     assert embedded._cause("just one line\n") == "just one line"
     assert embedded._cause("") == "no output"
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS")), reason="the suite runs on the user's cluster"
+)
+def test_the_suites_broker_runs_with_the_suites_overrides(kafka: EmbeddedBroker) -> None:
+    """Overrides reach the broker's server properties: the suite's retention
+    check is off (tests/broker.py), so records stamped long ago stay."""
+    admin = admin_client(kafka.bootstrap_servers)
+    [node] = cluster_metadata(kafka.bootstrap_servers).brokers
+    resource = ConfigResource(ConfigResource.Type.BROKER, str(node))
+    config = admin.describe_configs([resource])[resource].result(10)
+    for key, value in SUITE_SETTINGS.items():
+        assert config[key].value == value

@@ -12,6 +12,7 @@ import pytest
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.console.services import clients
 from kmqadmin.kafka.embedded import EmbeddedBroker, SaslSslListener
+from tests.broker import SUITE_SETTINGS
 from tests.security.certs import Certificates, make_certificates
 
 USER, PASSWORD = "kmq-app", "s3cret-Zq9-pw"
@@ -32,7 +33,7 @@ def secure_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKaf
         truststore=certificates.ca,
         users={USER: PASSWORD},
     )
-    with EmbeddedBroker(sasl_ssl=listener) as broker:
+    with EmbeddedBroker(sasl_ssl=listener, overrides=SUITE_SETTINGS) as broker:
         yield SecureKafka(broker.sasl_ssl_bootstrap_servers, certificates)
         # Kept and dropped clients of this cluster go before it does (see the
         # ``kafka`` fixture), or they log reconnect attempts to the end of the run.

@@ -10,6 +10,8 @@ any cluster left at its defaults.
 from collections.abc import Mapping
 from typing import Any
 
+from .client_log import LOGGER
+
 KafkaConfig = dict[str, Any]
 
 GROUP_TIMEOUTS: KafkaConfig = {
@@ -31,6 +33,8 @@ def client_config(bootstrap_servers: str, extra: Mapping[str, Any] | None = None
         "bootstrap.servers": bootstrap_servers,
         "client.id": "kmqadmin",
         "socket.keepalive.enable": True,
+        # Not stderr: a broker's failures once a minute (kafka/client_log.py).
+        "logger": LOGGER,
     }
     config.update(extra or {})
     return config

@@ -88,7 +88,9 @@ def read_headers(
     where = f"{topic}/{partition}/{offset}"
     if not (0 <= partition <= MAX_PARTITION and 0 <= offset <= MAX_OFFSET):
         raise RawReadError(f"{where}: partition or offset out of Kafka's bounds")
-    handle = conf({**client_config(bootstrap_servers, settings), **_READER})
+    # Not the Python client's logger: this handle is librdkafka's own.
+    settings = {**client_config(bootstrap_servers, settings), **_READER}
+    handle = conf({key: value for key, value in settings.items() if key != "logger"})
     rk = client(CONSUMER, handle)
     try:
         _assign(rk, topic, partition, offset, where)

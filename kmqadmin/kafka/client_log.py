@@ -1,0 +1,68 @@
+"""librdkafka's log, through Python's logging, a broker's failures said once a minute.
+
+Left to itself, librdkafka writes to stderr every failed connection attempt
+of every client to every broker: with a broker away, a web process, a
+worker and the demo traffic logged "Connection refused" some 400 times a
+second between them. Every client this package configures (kafka/config.py)
+logs to LOGGER instead, and its filter lets one line through per broker and
+kind of failure per minute, the next one saying how many it held back.
+Everything else librdkafka says passes unchanged, at the level it gave.
+
+confluent-kafka hands a client's log lines over when the client is polled
+(consume, poll, flush), from the thread that polls.
+"""
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+# librdkafka's facilities for a connection that failed or went down, and
+# for "all brokers are down".
+THROTTLED = frozenset({"FAIL", "ERROR"})
+EVERY_S = 60.0
+
+LOGGER = logging.getLogger("kmqadmin.librdkafka")
+
+
+@dataclass
+class _Said:
+    at: float
+    held: int = 0
+
+
+class OncePerMinute(logging.Filter):
+    """For records as confluent-kafka logs them: ``(facility, client, text)``,
+    the text starting with the broker it is about ("host:port/id: ...")."""
+
+    def __init__(self, every_s: float = EVERY_S) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self._said: dict[tuple[str, str], _Said] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = _key(record)
+        if key is None:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            said = self._said.get(key)
+            if said is not None and now - said.at < self.every_s:
+                said.held += 1
+                return False
+            self._said[key] = _Said(now)
+        if said is not None and said.held:
+            record.msg = f"{record.msg} (and {said.held} more like it in the last minute)"
+        return True
+
+
+def _key(record: logging.LogRecord) -> tuple[str, str] | None:
+    args = record.args
+    if not (isinstance(args, tuple) and len(args) == 3 and args[0] in THROTTLED):
+        return None
+    facility, _client, text = args
+    return str(facility), str(text).split(": ", 1)[0]
+
+
+LOGGER.addFilter(OncePerMinute())

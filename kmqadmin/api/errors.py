@@ -1,7 +1,8 @@
 """Errors the API answers with a reason rather than a 500.
 
 A bad request is DRF's 4xx already; what is left are the cluster's own
-states: Kafka unreachable or slow (503, try again), a registered queue whose
+states: Kafka unreachable or slow (503, try again), a write Kafka did not
+report on in time (504, outcome unknown), a registered queue whose
 topics are missing (409, create them: `kmq doctor` says how), and an action
 whose target is not what the request says it is, a backend switch while
 messages are in flight or a group reset while consumers are connected
@@ -19,6 +20,7 @@ from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
 from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
+from kmqadmin.kafka.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
 from kmqadmin.kafka.offset_reader import ReadTimeout
@@ -26,6 +28,9 @@ from kmqadmin.kafka.offset_reset import BadReset
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, OutcomeUnknown):  # not "not delivered": an unkeyed retry may double it
+        detail = f"outcome unknown: {exc}"
+        return Response({"detail": detail}, status=status.HTTP_504_GATEWAY_TIMEOUT)
     if isinstance(exc, KafkaException | ReadTimeout):
         return _unavailable(f"Kafka did not answer in time: {exc}; try again")
     if isinstance(exc, Missing | GroupNotFound):

@@ -10,12 +10,14 @@ from django.shortcuts import render
 
 from kmqadmin.console.services.availability import RETRY_AFTER_S
 from kmqadmin.console.services.registered import CLUSTER, Ambiguous
+from kmqadmin.kafka.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.offset_reader import ReadTimeout
 
 
 class KafkaErrorMiddleware:
-    """Kafka away or slow: 503 with Retry-After, try again; a registered queue's topic
+    """Kafka away or slow: 503 with Retry-After, try again; a write Kafka did
+    not report on in time: 504, outcome unknown; a registered queue's topic
     missing: 409 naming it (the queue page has a button to create it); a
     topic registered on several clusters: 300 with a link to each. The API
     answers the same in JSON (api/errors.py)."""
@@ -31,7 +33,9 @@ class KafkaErrorMiddleware:
             links = [f"{request.path}?{urlencode({CLUSTER: name})}" for name in exc.clusters]
             context = {"what": str(exc), "choices": zip(exc.clusters, links, strict=True)}
             return render(request, "console/ambiguous.html", context, status=300)
-        if isinstance(exc, TopicMissing):
+        if isinstance(exc, OutcomeUnknown):
+            status, what = 504, f"Outcome unknown: {exc}; the audit log says once Kafka does"
+        elif isinstance(exc, TopicMissing):
             status, what = 409, str(exc)
         elif isinstance(exc, KafkaSetupError):  # a cluster's settings: the message names them
             status, what = 503, str(exc)

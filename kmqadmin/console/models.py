@@ -352,12 +352,15 @@ class AuditEntry(models.Model):
     """One action, by whom, on what, the target before and after it, and how
     it ended: written ``pending`` before the effect, ``done`` or ``failed``
     (with the error) once it is known. A pending entry whose process died
-    says just that: the outcome is unknown."""
+    says just that: the outcome is unknown. ``unknown``: Kafka did not say
+    within the wait whether a write took; it may say later, and then the
+    entry gets that outcome."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
         DONE = "done"
         FAILED = "failed"
+        UNKNOWN = "unknown"
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     user = models.ForeignKey(
@@ -395,9 +398,13 @@ class AuditEntry(models.Model):
         raise AppendOnly("audit entries are not deleted")
 
     def finish(self, status: Status, *, after: object = None, error: str = "") -> None:
-        """The outcome of a pending entry, set once."""
+        """The outcome of a pending entry, set once; an unknown one may be
+        set once more, to what it turned out to be."""
         after, error = printable_json(after), printable(error)
-        pending = type(self)._base_manager.filter(pk=self.pk, status=self.Status.PENDING)
+        settable = [self.Status.PENDING]
+        if status != self.Status.UNKNOWN:
+            settable.append(self.Status.UNKNOWN)
+        pending = type(self)._base_manager.filter(pk=self.pk, status__in=settable)
         if pending.update(status=status, after=after, error=error) != 1:
             raise AppendOnly(f"audit entry {self.pk} already has its outcome")
         self.status, self.after, self.error = status, after, error

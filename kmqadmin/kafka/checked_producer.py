@@ -1,12 +1,19 @@
 """An idempotent producer whose flush says whether everything arrived."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka import Message as KafkaMessage
 
 from .config import producer_config
+
+Report = Callable[[KafkaError | None, KafkaMessage], None]
+
+
+class OutcomeUnknown(Exception):
+    """No report on a record within the wait: it may yet be written, or not.
+    Not "not delivered": a retry without an idempotency key may write it twice."""
 
 
 class CheckedProducer:
@@ -46,13 +53,31 @@ class CheckedProducer:
                 self._producer.poll(0.05)
         self._producer.poll(0)
 
-    def produce_confirmed(self, topic: str, timeout: float, **record: Any) -> KafkaMessage:
-        """One record, waited for: the broker's report of where it went."""
+    def produce_confirmed(
+        self, topic: str, timeout: float, later: Report | None = None, **record: Any
+    ) -> KafkaMessage:
+        """One record, waited for: the broker's report of where it went.
+        OutcomeUnknown when no report came within ``timeout``; ``later`` then
+        gets it when it comes (from whichever call polls this producer next)."""
         if not self._confirm_each:
             raise TypeError("produce_confirmed needs a CheckedProducer(confirm_each=True)")
-        reports: list[tuple[Any, KafkaMessage]] = []
-        self.produce(topic, on_delivery=lambda err, msg: reports.append((err, msg)), **record)
-        self.flush(timeout)
+        reports: list[tuple[KafkaError | None, KafkaMessage]] = []
+
+        def report(err: KafkaError | None, msg: KafkaMessage) -> None:
+            if waiting:
+                reports.append((err, msg))
+            elif later is not None:
+                later(err, msg)
+
+        waiting = True
+        self.produce(topic, on_delivery=report, **record)
+        self._producer.flush(timeout)
+        waiting = False  # reports run only inside this thread's poll and flush calls
+        if not reports:
+            raise OutcomeUnknown(
+                f"Kafka did not report on the record within {timeout} s: "
+                "it may yet be written, or not"
+            )
         [(err, delivered)] = reports
         if err is not None:
             raise KafkaException(err)

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
+from kmqadmin.kafka.checked_producer import CheckedProducer, Report
 
 from .config import QueueConfig
 
@@ -45,12 +45,16 @@ class QueueProducer:
         headers: Mapping[str, bytes] | None = None,
         partition: int | None = None,
         timeout: float = 10.0,
+        later: Report | None = None,
     ) -> tuple[int, int]:
-        """One message, waited for: its (partition, offset), which make its kmq-id."""
+        """One message, waited for: its (partition, offset), which make its
+        kmq-id. OutcomeUnknown past ``timeout``; ``later`` gets the report
+        that comes after it."""
         kwargs = {} if partition is None else {"partition": partition}
         delivered = self._producer.produce_confirmed(
             self.config.topic,
             timeout,
+            later,
             value=value,
             key=key,
             headers=list((headers or {}).items()),

@@ -12,10 +12,12 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from rest_framework.test import APIClient
 
-from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.console.services import availability
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from tests.console.test_live import connect, receive_until
+from tests.kafka_helpers import read_all
+from tests.process import wait_for
 from tests.users import user_with
 
 # The bound the issue sets for any answer while Kafka is away; the probe's
@@ -98,3 +100,40 @@ def test_the_dashboard_says_since_when_kafka_is_away_and_recovers(
             await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+@pytest.mark.django_db
+def test_a_send_kafka_does_not_report_on_is_504_outcome_unknown_then_audited_as_it_was(
+    own_broker: EmbeddedBroker, topic: str
+) -> None:
+    """The broker stalls under a send: 504 'outcome unknown', an audit entry
+    that says so, and once the broker is back and the producer is used again,
+    the entry says where the record went; the record is there once."""
+    cluster = Cluster.objects.create(name="own", bootstrap_servers=own_broker.bootstrap_servers)
+    queue = Queue.objects.create(cluster=cluster, topic=topic, group_id="g")
+    queue.config().ensure_topics(partitions=1)
+    api = APIClient()
+    api.force_authenticate(user_with("operator"))
+    url = f"/api/queues/{topic}/messages/"
+    assert api.post(url, {"value": "first"}, format="json").status_code == 201
+    assert own_broker.process is not None
+    pid = own_broker.process.pid
+    os.kill(pid, signal.SIGSTOP)  # right after a send: the cluster is known to answer
+    try:
+        stalled = api.post(url, {"value": "stalled"}, format="json")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert stalled.status_code == 504, stalled.content
+    assert stalled.json()["detail"].startswith("outcome unknown:")
+    entry = AuditEntry.objects.filter(action="enqueue").latest("pk")
+    assert entry.status == AuditEntry.Status.UNKNOWN, (entry.status, entry.error)
+
+    def sent_again() -> bool:  # the next send polls the producer: the late report comes
+        return api.post(url, {"value": "third"}, format="json").status_code == 201
+
+    wait_for(sent_again, 60, "a send once the broker is back")
+    entry.refresh_from_db()
+    assert entry.status == AuditEntry.Status.DONE, (entry.status, entry.error)
+    values = [r.value() for r in read_all(queue.config(), topic, partitions=1)]
+    assert values.count(b"stalled") == 1
+    assert entry.after["offset"] == values.index(b"stalled")

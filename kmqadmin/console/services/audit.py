@@ -3,7 +3,8 @@
 An action with an effect outside this database (Kafka) is written in two
 steps: its intent before the effect, its outcome after (``action``). If the
 intent cannot be written the effect is not attempted, and an effect that
-fails leaves a ``failed`` entry with the error. A change the database makes
+fails leaves a ``failed`` entry with the error; one Kafka did not report on
+in time, an ``unknown`` one, finished when the report comes. A change the database makes
 in the same transaction as its entry (admin edits, roles, tokens, logins)
 is one entry with its outcome (``record``).
 """
@@ -15,6 +16,8 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from rest_framework.authtoken.models import Token
+
+from kmqadmin.kafka.checked_producer import OutcomeUnknown
 
 from ..models import AuditEntry
 
@@ -48,6 +51,9 @@ def action(
     )
     try:
         yield entry
+    except OutcomeUnknown as exc:
+        entry.finish(Status.UNKNOWN, after=entry.after, error=str(exc))
+        raise
     except Exception as exc:
         entry.finish(Status.FAILED, after=entry.after, error=f"{type(exc).__name__}: {exc}")
         raise

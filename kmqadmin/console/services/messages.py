@@ -5,8 +5,11 @@ the broker and records the outcome, so the log never claims an effect the
 broker did not take, nor misses one it did.
 """
 
+from functools import partial
 from typing import Any, NamedTuple
 
+from confluent_kafka import KafkaError
+from confluent_kafka import Message as KafkaMessage
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 
@@ -15,7 +18,7 @@ from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.draft import Draft, check_size
 from kmqadmin.kmq.given_headers import BadInput
 
-from ..models import Queue
+from ..models import AuditEntry, Queue
 from . import audit, clients
 from .availability import KafkaAway
 from .conflict import Conflict
@@ -52,16 +55,36 @@ def enqueue(
         raise BadInput(f"{queue.topic} has no partition {message.partition}")
     with audit.action(user, action, queue.topic, before=before) as entry:
         partition, offset = producer.send_confirmed(
-            message.value, message.key, dict(message.headers), message.partition
+            message.value,
+            message.key,
+            dict(message.headers),
+            message.partition,
+            later=partial(_reported_late, entry, message),
         )
-        entry.after = {
-            "partition": partition,
-            "offset": offset,
-            "key": None if message.key is None else message.key.decode(errors="replace"),
-            "headers": message.header_names(),
-            "bytes": len(message.value),
-        }
+        entry.after = _written(message, partition, offset)
     return Written(h.message_id(queue.topic, partition, offset), partition, offset)
+
+
+def _written(message: Draft, partition: int, offset: int) -> dict[str, Any]:
+    return {
+        "partition": partition,
+        "offset": offset,
+        "key": None if message.key is None else message.key.decode(errors="replace"),
+        "headers": message.header_names(),
+        "bytes": len(message.value),
+    }
+
+
+def _reported_late(
+    entry: AuditEntry, message: Draft, err: KafkaError | None, delivered: KafkaMessage
+) -> None:
+    """Kafka's report on a send it did not answer in time: the audit entry's
+    ``unknown`` becomes what happened."""
+    if err is not None:
+        entry.finish(audit.Status.FAILED, error=f"not delivered: {err.str()}")
+    else:
+        where = _written(message, delivered.partition(), delivered.offset())
+        entry.finish(audit.Status.DONE, after=where)
 
 
 def act(

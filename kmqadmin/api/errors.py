@@ -2,7 +2,9 @@
 
 A bad request is DRF's 4xx already; what is left are the cluster's own
 states: Kafka unreachable or slow (503, try again), a write Kafka did not
-report on in time (504, outcome unknown), a registered queue whose
+report on in time (504, outcome unknown), a retry whose Idempotency-Key's
+first send has no outcome yet (409) or was another message (422), a
+registered queue whose
 topics are missing (409, create them: `kmq doctor` says how), and an action
 whose target is not what the request says it is, a backend switch while
 messages are in flight or a group reset while consumers are connected
@@ -20,6 +22,7 @@ from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
 from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
+from kmqadmin.console.services.sent_once import FirstStillOpen, KeyReused
 from kmqadmin.kafka.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
@@ -33,6 +36,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": detail}, status=status.HTTP_504_GATEWAY_TIMEOUT)
     if isinstance(exc, KafkaException | ReadTimeout):
         return _unavailable(f"Kafka did not answer in time: {exc}; try again")
+    if isinstance(exc, KeyReused):
+        return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+    if isinstance(exc, FirstStillOpen):
+        body, headers = {"detail": str(exc)}, {"Retry-After": str(RETRY_AFTER_S)}
+        return Response(body, status=status.HTTP_409_CONFLICT, headers=headers)
     if isinstance(exc, Missing | GroupNotFound):
         return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TargetNotAllowed):

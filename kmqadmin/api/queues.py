@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import audit, cursors, messages, registered
+from kmqadmin.console.services import audit, cursors, messages, registered, sent_once
 from kmqadmin.console.services.backend_switch import check_switch
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.masking import masking_for
@@ -24,6 +24,8 @@ from kmqadmin.kmq.given_headers import BadInput
 
 from . import serializers as s
 from .paging import LIMIT, page_after, page_limit
+
+IDEMPOTENCY_KEY = "Idempotency-Key"
 
 
 class PayloadTooLarge(APIException):
@@ -83,25 +85,46 @@ def _register(request: Request, serializer: s.QueueSerializer, before: dict | No
 class Enqueue(QueueAPIView):
     @extend_schema(
         operation_id="queues_enqueue",
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_KEY,
+                str,
+                OpenApiParameter.HEADER,
+                description="a retry with the same key within 24 h writes nothing twice",
+            )
+        ],
         request=s.EnqueueSerializer,
         responses={201: s.EnqueuedSerializer},
     )
     def post(self, request: Request, topic: str) -> Response:
         """Sends one message to the queue as a queue producer does; returns
         once the broker has it, with where it went. Over the payload cap
-        (KMQ_MAX_PAYLOAD_BYTES) or what the topic takes: 413, nothing written."""
+        (KMQ_MAX_PAYLOAD_BYTES) or what the topic takes: 413, nothing written.
+        No report from Kafka in time: 504, outcome unknown. With an
+        Idempotency-Key header, a retry within 24 h gets the first send's
+        record (Idempotent-Replayed: true), never a second one."""
         queue = self.queue(topic)
         body = s.EnqueueSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        draft, key = body.validated_data["draft"], request.headers.get(IDEMPOTENCY_KEY)
+        replayed = False
         try:
-            written = messages.enqueue(request.user, queue, body.validated_data["draft"])
+            if key is None:
+                written = messages.enqueue(request.user, queue, draft)
+            else:
+                written, replayed = sent_once.enqueue(request.user, queue, draft, key)
         except TooLarge as exc:
             raise PayloadTooLarge({"value": str(exc)}) from None
         except BadInput as exc:
             raise ValidationError({"partition": str(exc)}) from None
-        return Response(
+        except sent_once.BadKey as exc:
+            raise ValidationError({IDEMPOTENCY_KEY: str(exc)}) from None
+        response = Response(
             s.EnqueuedSerializer(written._asdict()).data, status=status.HTTP_201_CREATED
         )
+        if replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
 
 
 class QueueStatsView(QueueAPIView):

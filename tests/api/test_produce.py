@@ -69,3 +69,34 @@ def test_redrive_takes_edits_and_keeps_the_message_id(
     assert back.headers == [(h.MESSAGE_ID, message.id.encode()), ("trace", b"t2")]
     entry = AuditEntry.objects.get(action="redrive with edits")
     assert entry.after == {"header trace": "t2", "value": "new"}
+
+
+def test_a_retry_with_the_idempotency_key_gets_the_first_record_not_a_second(
+    queue: QueueConfig, operator: APIClient
+) -> None:
+    url = f"/api/queues/{queue.topic}/messages/"
+    body = {"value": "once", "key": "k"}
+    first = operator.post(url, body, "json", HTTP_IDEMPOTENCY_KEY="order-7")
+    again = operator.post(url, body, "json", HTTP_IDEMPOTENCY_KEY="order-7")
+    assert (first.status_code, again.status_code) == (201, 201), again.content
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
+    other = operator.post(url, body, "json", HTTP_IDEMPOTENCY_KEY="order-8")
+    assert other.status_code == 201 and other.json() != first.json()
+    values = [r.value() for r in read_all(queue, queue.topic)]
+    assert values.count(b"once") == 2  # order-7 once, order-8 once
+    assert AuditEntry.objects.filter(action="enqueue").count() == 2
+
+
+def test_an_idempotency_key_reused_for_another_message_or_malformed_is_refused(
+    queue: QueueConfig, operator: APIClient
+) -> None:
+    url = f"/api/queues/{queue.topic}/messages/"
+    assert operator.post(url, {"value": "a"}, "json", HTTP_IDEMPOTENCY_KEY="k1").status_code == 201
+    reused = operator.post(url, {"value": "b"}, "json", HTTP_IDEMPOTENCY_KEY="k1")
+    assert reused.status_code == 422 and "another message" in reused.json()["detail"]
+    for bad in ("x" * 256, "tab\there"):
+        refused = operator.post(url, {"value": "c"}, "json", HTTP_IDEMPOTENCY_KEY=bad)
+        assert refused.status_code == 400, refused.content
+        assert "printable characters" in refused.json()["Idempotency-Key"]
+    assert [r.value() for r in read_all(queue, queue.topic)] == [b"a"]

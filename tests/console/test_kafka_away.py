@@ -118,13 +118,16 @@ def test_a_send_kafka_does_not_report_on_is_504_outcome_unknown_then_audited_as_
     assert api.post(url, {"value": "first"}, format="json").status_code == 201
     assert own_broker.process is not None
     pid = own_broker.process.pid
+    keyed = {"format": "json", "HTTP_IDEMPOTENCY_KEY": "stalled-1"}
     os.kill(pid, signal.SIGSTOP)  # right after a send: the cluster is known to answer
     try:
-        stalled = api.post(url, {"value": "stalled"}, format="json")
+        stalled = api.post(url, {"value": "stalled"}, **keyed)
+        retried = api.post(url, {"value": "stalled"}, **keyed)  # the client's retry
     finally:
         os.kill(pid, signal.SIGCONT)
     assert stalled.status_code == 504, stalled.content
     assert stalled.json()["detail"].startswith("outcome unknown:")
+    assert retried.status_code == 409 and retried["Retry-After"], retried.content
     entry = AuditEntry.objects.filter(action="enqueue").latest("pk")
     assert entry.status == AuditEntry.Status.UNKNOWN, (entry.status, entry.error)
 
@@ -134,6 +137,8 @@ def test_a_send_kafka_does_not_report_on_is_504_outcome_unknown_then_audited_as_
     wait_for(sent_again, 60, "a send once the broker is back")
     entry.refresh_from_db()
     assert entry.status == AuditEntry.Status.DONE, (entry.status, entry.error)
+    replayed = api.post(url, {"value": "stalled"}, **keyed)
+    assert replayed.status_code == 201 and replayed["Idempotent-Replayed"] == "true"
     values = [r.value() for r in read_all(queue.config(), topic, partitions=1)]
     assert values.count(b"stalled") == 1
-    assert entry.after["offset"] == values.index(b"stalled")
+    assert entry.after["offset"] == values.index(b"stalled") == replayed.json()["offset"]

@@ -5,6 +5,7 @@ the broker and records the outcome, so the log never claims an effect the
 broker did not take, nor misses one it did.
 """
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -37,12 +38,17 @@ class Written(NamedTuple):
 
 
 def enqueue(
-    user: AbstractBaseUser, queue: Queue, message: Draft, reproduces: str | None = None
+    user: AbstractBaseUser,
+    queue: Queue,
+    message: Draft,
+    reproduces: str | None = None,
+    on_entry: Callable[[AuditEntry], None] = lambda entry: None,
 ) -> Written:
     """One message onto the queue, as a queue producer writes it (no kmq-id:
     its coordinates are its id); returns where it went once the broker has it.
     Over a cap, or to a partition the topic lacks, nothing is written
-    (BadInput, TooLarge). ``reproduces``: the kmq-id it was edited from."""
+    (BadInput, TooLarge). ``reproduces``: the kmq-id it was edited from.
+    ``on_entry`` gets the audit entry before the send (sent_once.py links it)."""
     config = queue.config()
     action, before = ("reproduce", {"from": reproduces}) if reproduces else ("enqueue", None)
     try:
@@ -54,6 +60,7 @@ def enqueue(
     if message.partition is not None and message.partition not in producer.partitions():
         raise BadInput(f"{queue.topic} has no partition {message.partition}")
     with audit.action(user, action, queue.topic, before=before) as entry:
+        on_entry(entry)
         partition, offset = producer.send_confirmed(
             message.value,
             message.key,

@@ -1,5 +1,8 @@
 """An idempotent producer whose flush says whether everything arrived."""
 
+import logging
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -7,6 +10,8 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka import Message as KafkaMessage
 
 from .config import producer_config
+
+log = logging.getLogger(__name__)
 
 Report = Callable[[KafkaError | None, KafkaMessage], None]
 
@@ -58,27 +63,38 @@ class CheckedProducer:
     ) -> KafkaMessage:
         """One record, waited for: the broker's report of where it went.
         OutcomeUnknown when no report came within ``timeout``; ``later`` then
-        gets it when it comes (from whichever call polls this producer next)."""
+        gets it when it comes (from whichever call polls this producer next).
+        The wait is for this record's report alone, not for the rest of the
+        producer's queue (other requests' records, one stuck on a broker)."""
         if not self._confirm_each:
             raise TypeError("produce_confirmed needs a CheckedProducer(confirm_each=True)")
         reports: list[tuple[KafkaError | None, KafkaMessage]] = []
+        lock, waiting = threading.Lock(), [True]
 
         def report(err: KafkaError | None, msg: KafkaMessage) -> None:
-            if waiting:
-                reports.append((err, msg))
-            elif later is not None:
-                later(err, msg)
+            with lock:
+                if waiting[0]:
+                    reports.append((err, msg))
+                    return
+            if later is not None:
+                try:
+                    later(err, msg)
+                except Exception:  # it runs inside another caller's poll: never theirs to fail
+                    log.exception("the late report on %s/%d failed", msg.topic(), msg.partition())
 
-        waiting = True
         self.produce(topic, on_delivery=report, **record)
-        self._producer.flush(timeout)
-        waiting = False  # reports run only inside this thread's poll and flush calls
-        if not reports:
+        deadline = time.monotonic() + timeout
+        while not reports and (left := deadline - time.monotonic()) > 0:
+            self._producer.poll(min(left, 0.1))
+        with lock:
+            waiting[0] = False
+            got = list(reports)
+        if not got:
             raise OutcomeUnknown(
                 f"Kafka did not report on the record within {timeout} s: "
                 "it may yet be written, or not"
             )
-        [(err, delivered)] = reports
+        [(err, delivered)] = got
         if err is not None:
             raise KafkaException(err)
         return delivered

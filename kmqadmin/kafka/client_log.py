@@ -62,7 +62,10 @@ def _key(record: logging.LogRecord) -> tuple[str, str] | None:
     if not (isinstance(args, tuple) and len(args) == 3 and args[0] in THROTTLED):
         return None
     facility, _client, text = args
-    return str(facility), str(text).split(": ", 1)[0]
+    text = str(text)
+    if text.startswith("[thrd:"):  # the thread's name, then the broker's
+        text = text.split("]: ", 1)[-1]
+    return str(facility), text.split(": ", 1)[0]
 
 
 LOGGER.addFilter(OncePerMinute())

@@ -44,6 +44,8 @@ class Service(ABC):
                 self.serve()
                 return
             except Exception as exc:
+                if self._stop.is_set():
+                    return  # a life cut short by stop(): not a crash
                 wait_s = pause.after(time.monotonic() - began)
                 self._log_crash(exc, wait_s)
             if self._stop.wait(wait_s):

@@ -10,7 +10,7 @@ is one entry with its outcome (``record``).
 """
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any
 
@@ -19,7 +19,7 @@ from rest_framework.authtoken.models import Token
 
 from kmqadmin.kafka.checked_producer import OutcomeUnknown
 
-from ..models import AuditEntry
+from ..models import AppendOnly, AuditEntry
 
 Status = AuditEntry.Status
 
@@ -52,7 +52,9 @@ def action(
     try:
         yield entry
     except OutcomeUnknown as exc:
-        entry.finish(Status.UNKNOWN, after=entry.after, error=str(exc))
+        # The late report may have come first (another request polled the producer).
+        with suppress(AppendOnly):
+            entry.finish(Status.UNKNOWN, after=entry.after, error=str(exc))
         raise
     except Exception as exc:
         entry.finish(Status.FAILED, after=entry.after, error=f"{type(exc).__name__}: {exc}")

@@ -31,6 +31,11 @@ MESSAGE_ACTIONS = ("ack", "retry", "extend", "reject")
 ACTION_OPTION = {"extend": "ms", "reject": "reason"}
 
 
+_STILL_UNKNOWN = frozenset(
+    {KafkaError._MSG_TIMED_OUT, KafkaError._PURGE_INFLIGHT, KafkaError._PURGE_QUEUE}
+)
+
+
 class Written(NamedTuple):
     id: str  # kmq-id: the message page's address
     partition: int
@@ -86,7 +91,10 @@ def _reported_late(
     entry: AuditEntry, message: Draft, err: KafkaError | None, delivered: KafkaMessage
 ) -> None:
     """Kafka's report on a send it did not answer in time: the audit entry's
-    ``unknown`` becomes what happened."""
+    ``unknown`` becomes what happened. A record that timed out or was purged
+    (the producer closed) may have been written all the same: still unknown."""
+    if err is not None and err.code() in _STILL_UNKNOWN:
+        return
     if err is not None:
         entry.finish(audit.Status.FAILED, error=f"not delivered: {err.str()}")
     else:

@@ -54,7 +54,10 @@ def enqueue(
         with transaction.atomic():
             claim = SentOnce.objects.create(user=user, queue=queue, key=key, fingerprint=print_)
     except IntegrityError:
-        first = SentOnce.objects.select_related("entry").get(user=user, queue=queue, key=key)
+        try:
+            first = SentOnce.objects.select_related("entry").get(user=user, queue=queue, key=key)
+        except SentOnce.DoesNotExist:  # its send failed and let the key go just now
+            return enqueue(user, queue, draft, key)
         if first.fingerprint != print_:
             raise KeyReused("this Idempotency-Key was used for another message") from None
         if (done := _written(queue, first.entry)) is not None:

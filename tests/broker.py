@@ -22,10 +22,11 @@ from kmqadmin.kafka.embedded import EmbeddedBroker
 SUITE_BOOTSTRAP = "KMQ_SUITE_BOOTSTRAP_SERVERS"
 # The tests write records stamped at fixed times long past (exact assertions
 # on timestamps, minutes and seeks by time). Kafka deletes records older than
-# its retention (7 days), the active segment too, whenever its retention
-# check comes round (every 5 minutes): a test caught by one found its topic
-# empty. The suite's brokers never run that check.
-SUITE_SETTINGS = {"log.retention.check.interval.ms": str(7 * 24 * 3600 * 1000)}
+# its retention (7 days), the active segment too, at its retention checks (30 s
+# after start, then every 5 minutes): a test caught by one found its topic
+# empty. On the suite's brokers records never expire by time (the pipeline's
+# topics said so for themselves already: tests/pipeline/conftest.py).
+SUITE_SETTINGS = {"log.retention.ms": "-1"}
 _BROKER = pytest.StashKey[EmbeddedBroker]()
 
 

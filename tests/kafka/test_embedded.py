@@ -138,8 +138,8 @@ def test_a_failed_format_is_told_by_its_exception_not_the_end_of_its_stack_trace
     bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS")), reason="the suite runs on the user's cluster"
 )
 def test_the_suites_broker_runs_with_the_suites_overrides(kafka: EmbeddedBroker) -> None:
-    """Overrides reach the broker's server properties: the suite's retention
-    check is off (tests/broker.py), so records stamped long ago stay."""
+    """Overrides reach the broker's server properties: on the suite's brokers
+    records never expire by time (tests/broker.py), so those stamped long ago stay."""
     admin = admin_client(kafka.bootstrap_servers)
     [node] = cluster_metadata(kafka.bootstrap_servers).brokers
     resource = ConfigResource(ConfigResource.Type.BROKER, str(node))

@@ -62,7 +62,7 @@ class Victim:
         kill9(self.process)
 
     def log_tail(self, lines: int = 30) -> str:
-        return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self._log, lines)
 
     def _start(self) -> None:
         self._from = self._log.stat().st_size if self._log.exists() else 0
@@ -82,6 +82,11 @@ def last_json_line(path: Path) -> dict | None:
         return None
     lines = path.read_text().split("\n")[:-1]  # after the last newline: unfinished
     return json.loads(lines[-1]) if lines else None
+
+
+def log_tail(log: Path, lines: int = 40) -> str:
+    """The last ``lines`` of a process's log, to tell why a wait on it failed."""
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def log_since(log: Path, position: int) -> str:

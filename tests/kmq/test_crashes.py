@@ -18,7 +18,7 @@ from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
-from tests.chaos import KILLS, Victim, last_json_line, pause_mid_transaction, report
+from tests.chaos import KILLS, Victim, last_json_line, log_tail, pause_mid_transaction, report
 from tests.kafka_helpers import read_all
 from tests.process import ROOT, kill9, wait_for
 from tests.queue_helpers import poll_until, send
@@ -260,7 +260,7 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
                 until(lambda: "has a newer owner" in zombie_log.read_text()),
                 30,
                 "the zombie to go on with its transaction and be fenced",
-                evidence=lambda: _tail(zombie_log),
+                evidence=lambda: log_tail(zombie_log),
             )
             assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
     finally:
@@ -273,10 +273,6 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
         if h.find(r.headers(), h.REDELIVERY_COUNT)
     )
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
-
-
-def _tail(log: Path, lines: int = 40) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _stats(log: Path) -> dict:

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
+from tests.chaos import log_tail
 from tests.process import ROOT, kill9, wait_for
 
 from . import scenario
@@ -28,10 +29,6 @@ def _spawn(kafka: EmbeddedBroker, queue: QueueTopics, tmp: Path) -> subprocess.P
             stderr=log,
             start_new_session=True,
         )
-
-
-def _log_tail(tmp: Path) -> str:
-    return "\n".join((tmp / "stream.log").read_text(errors="replace").splitlines()[-40:])
 
 
 def _facts(out: Path) -> dict[str, dict]:
@@ -60,7 +57,7 @@ def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
             240,
             "the first part's 4 facts",
             1,
-            evidence=lambda: _log_tail(tmp_path),
+            evidence=lambda: log_tail(tmp_path / "stream.log"),
         )
         second = scenario.write(kafka.bootstrap_servers, queue, 2)
         time.sleep(random.uniform(0, 2))  # a crash at a random point of the next batch
@@ -80,7 +77,7 @@ def test_kill_9_mid_stream_then_restart_loses_and_doubles_nothing(
             240,
             "all 7 facts and minute 0's counts after the restart",
             1,
-            evidence=lambda: _log_tail(tmp_path),
+            evidence=lambda: log_tail(tmp_path / "stream.log"),
         )
     finally:
         kill9(run)

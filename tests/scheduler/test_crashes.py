@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
-from tests.chaos import KILLS, Victim, last_json_line, pause_mid_transaction, report
+from tests.chaos import KILLS, Victim, last_json_line, log_tail, pause_mid_transaction, report
 from tests.process import ROOT, kill9, wait_for
 from tests.schedule_helpers import fired_ids, in_seconds
 
@@ -120,7 +120,7 @@ def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
                 lambda: "has a newer owner" in zombie_log.read_text(),
                 30,
                 "the zombie to go on with its firing and be fenced",
-                evidence=lambda: "\n".join(zombie_log.read_text().splitlines()[-40:]),
+                evidence=lambda: log_tail(zombie_log),
             )
             wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 120, "all fired")
     finally:

@@ -13,7 +13,9 @@ import pytest
 from confluent_kafka import KafkaException
 
 from bench.common import read_topic
+from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.groups import GroupError
 from kmqadmin.kafka.topics import cluster_metadata
 from tests.process import Run, wait_for
 
@@ -129,9 +131,25 @@ def _resumed(proc: Run, bootstrap: str, before: int, back: float) -> float:
         90,
         "the demo's acks to resume",
         0.5,
-        evidence=lambda: "".join(proc.lines[-100:]),
+        evidence=lambda: _groups(bootstrap) + "".join(proc.lines[-100:]),
     )
     return time.monotonic() - back
+
+
+def _groups(bootstrap: str) -> str:
+    """What the broker says of the demo's worker groups: their state and
+    members, to tell a stuck join from a worker that stopped acking."""
+    admin = ConsumerGroupAdmin(bootstrap)
+    told = []
+    for group_id in ("orders-workers", "emails-workers"):
+        try:
+            group = admin.group(group_id)
+        except GroupError as exc:
+            told.append(f"{group_id}: {exc}")
+            continue
+        members = ", ".join(f"{m.client_id} {m.assignment}" for m in group.members)
+        told.append(f"{group_id}: {group.state} [{members}]")
+    return "\n".join(told) + "\n"
 
 
 def _only_the_broker_restarted(lines: list[str], broker_exit: str | None) -> None:

@@ -293,7 +293,10 @@ class TaskStatusSerializer(serializers.Serializer):
 
 
 class QueueStatsSerializer(serializers.Serializer):
-    depth = serializers.IntegerField(help_text="messages the workers have not taken yet")
+    depth = serializers.IntegerField(
+        help_text="messages the workers have not taken yet: records, not offsets (transaction "
+        "markers and aborted records are not counted)"
+    )
     in_flight = serializers.IntegerField(
         allow_null=True,
         help_text="null for a share queue: the broker's share group holds its deliveries",
@@ -302,8 +305,8 @@ class QueueStatsSerializer(serializers.Serializer):
         allow_null=True, help_text="how long ago the oldest open delivery was due to start"
     )
     dead_letters = serializers.IntegerField(
-        help_text="offsets in the DLQ: letters plus the tracker's transaction markers, as "
-        "Kafka lag tools count (exact counts would mean reading the topic)"
+        help_text="letters in the DLQ: records, not offsets (the tracker's transaction markers "
+        "are not counted)"
     )
     redelivered_per_min = serializers.FloatField(
         help_text="redeliveries per minute over the last few minutes, as the trackers counted"

@@ -1,24 +1,27 @@
-"""QueueGauges: how much is waiting, read from offsets alone (no records read).
+"""QueueGauges: how many messages are waiting, and how many letters the DLQ holds.
 
 Depth is what the workers' group has not yet taken: per queue partition,
-the end offset minus the group's committed offset. The DLQ's size is its
-end minus its start. Both count offsets, as Kafka's lag tools do, so a
-transaction's commit marker counts too (the tracker writes letters and
-copies in transactions): exact counts would mean reading the records. Both
-are a few metadata round trips per partition; answers are kept for
-``max_age_s`` (1 s), so any number of live pages on one queue cost the
-broker one set of round trips a second.
+the committed records from the group's committed offset to the last stable
+offset (a share queue's from where its share group stands). The DLQ's
+size is its committed records. Both are counts of
+records, not offsets: the tracker writes letters and redelivered copies in
+transactions, whose markers take offsets too, so offsets alone counted
+every letter twice. The records are counted by reading them once each
+(kafka/record_count.py): after the first answer a gauge reads only what
+arrived since. Answers are kept for ``max_age_s`` (1 s), so any number of
+live pages on one queue cost the broker one reading a second.
 """
 
 import math
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, TopicPartition
 
 from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.record_count import RecordCount
 from kmqadmin.kafka.topics import topic_partitions
 
 from .config import QueueConfig
@@ -39,9 +42,13 @@ class QueueGauges:
         )
         self._plain = Consumer(
             consumer_config(
-                config.bootstrap_servers, f"kmq-gauges-{uuid.uuid4().hex[:8]}", config.kafka_config
+                config.bootstrap_servers,
+                f"kmq-gauges-{uuid.uuid4().hex[:8]}",
+                {"fetch.wait.max.ms": 5, **config.kafka_config},
             )
         )
+        self._waiting = RecordCount(self._plain, config.topic)
+        self._letters = RecordCount(self._plain, config.dlq_topic)
 
     def depth(self) -> int:
         """Messages not yet taken by the workers (those never polled)."""
@@ -49,6 +56,13 @@ class QueueGauges:
 
     def dead_letters(self) -> int:
         return self._kept("dead_letters", self._dead_letters)
+
+    def waiting_from(self, starts: Mapping[int, int]) -> int:
+        """The queue's records from each partition's offset in ``starts`` (its
+        first record where none is given) to its last stable offset: a share
+        queue's depth starts where its share group stands."""
+        with self._lock:
+            return self._waiting_from(starts)
 
     def _kept(self, gauge: str, read: Callable[[], int]) -> int:
         with self._lock:
@@ -61,19 +75,20 @@ class QueueGauges:
     def _depth(self) -> int:
         partitions = self._partitions(self.config.topic)
         committed = self._group.committed(partitions, timeout=10)
-        total = 0
-        for tp in committed:
-            low, high = self._plain.get_watermark_offsets(tp, timeout=10)
-            start = tp.offset if tp.offset >= 0 else low
-            total += max(0, high - start)
-        return total
+        return self._waiting_from({tp.partition: tp.offset for tp in committed if tp.offset >= 0})
+
+    def _waiting_from(self, starts: Mapping[int, int]) -> int:
+        stretches = {}
+        for tp in self._partitions(self.config.topic):
+            low, end = self._plain.get_watermark_offsets(tp, timeout=10)
+            stretches[tp.partition] = (max(starts.get(tp.partition, low), low), end)
+        return self._waiting.between(stretches)
 
     def _dead_letters(self) -> int:
-        total = 0
+        stretches = {}
         for tp in self._partitions(self.config.dlq_topic):
-            low, high = self._plain.get_watermark_offsets(tp, timeout=10)
-            total += max(0, high - low)
-        return total
+            stretches[tp.partition] = self._plain.get_watermark_offsets(tp, timeout=10)
+        return self._letters.between(stretches)
 
     def close(self) -> None:
         with self._lock:

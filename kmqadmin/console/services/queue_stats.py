@@ -59,12 +59,20 @@ _NO_IN_FLIGHT_VIEW = {"in_flight": None, "oldest_in_flight_ms": None}
 
 
 def _share_depth(queue: Queue) -> int:
-    """Records the share group has not finished: its lag, summed (exact
-    where the broker counts it, else an upper bound). A share group has no
-    committed offsets for the consumer-group gauge to read."""
+    """Records the share group has not finished: those from its start
+    offset on, less the ones it finished past it. The broker's own lag is
+    in offsets (a transaction's marker and aborted records count), so only
+    what it says of the finished ones is taken, where it says it (a broker
+    before 4.2 does not, and the answer is an upper bound)."""
     config = queue.config()
     progress = clients.share_group_admin(config).progress(config.group_id, config.topic)
-    return sum(p.end - p.log_start if p.lag is None else p.lag for p in progress)
+    starts = {p.partition: p.start_offset for p in progress if p.start_offset is not None}
+    finished = sum(
+        max(0, p.end - max(p.start_offset, p.log_start) - p.lag)
+        for p in progress
+        if p.start_offset is not None and p.lag is not None and p.lag_exact
+    )
+    return max(0, clients.gauges(config).waiting_from(starts) - finished)
 
 
 def _share_rates(queue: Queue) -> dict[str, float | int]:

@@ -32,6 +32,19 @@ log = logging.getLogger(__name__)
 # started: the tracker moves it to the DLQ, crash-safely, as any rejected one.
 _REJECT_UNDECODABLE = markers.reject(UNDECODABLE)
 
+# A commit refused because the group is moving: librdkafka rejoins by itself.
+_GROUP_MOVING = {
+    KafkaError.UNKNOWN_MEMBER_ID,
+    KafkaError.ILLEGAL_GENERATION,
+    KafkaError.REBALANCE_IN_PROGRESS,
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError._WAIT_COORD,
+    KafkaError._TIMED_OUT,
+    KafkaError._TRANSPORT,
+}
+
 
 class QueueClient(Closing):
     """Per-message acknowledgement on the kmq backend; for a queue whose
@@ -102,10 +115,7 @@ class QueueClient(Closing):
         self._produce_markers(starts, "start")
         self._await_markers()
         if commits:
-            self._consumer.commit(
-                offsets=[TopicPartition(self.config.topic, p, o) for p, o in commits.items()],
-                asynchronous=False,
-            )
+            self._commit(commits)
         return messages
 
     def ack(self, message: Message) -> None:
@@ -147,6 +157,29 @@ class QueueClient(Closing):
             self._consumer.close()
 
     # --- internals -----------------------------------------------------
+
+    def _commit(self, commits: dict[int, int]) -> None:
+        """Step 4. A commit the group refuses while it moves (its coordinator
+        died or moved, the member was expired during a broker's outage) is
+        not a reason to fail the poll: the start markers are written, so the
+        messages are safely in flight and are handed out. The offsets stay
+        where they were, and whoever reads the partition next delivers the
+        messages again: a second delivery, never a loss."""
+        try:
+            self._consumer.commit(
+                offsets=[TopicPartition(self.config.topic, p, o) for p, o in commits.items()],
+                asynchronous=False,
+            )
+        except KafkaException as exc:
+            error = exc.args[0]
+            if not (error.retriable() or error.code() in _GROUP_MOVING):
+                raise
+            log.warning(
+                "%s: offsets not committed while the group moves (%s); the messages are "
+                "in flight all the same and will be delivered again",
+                self.config.topic,
+                error.str(),
+            )
 
     def _marker(self, message: Message, value: bytes) -> None:
         self._producer.produce(

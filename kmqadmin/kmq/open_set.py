@@ -6,12 +6,15 @@ three ``array('q')`` columns: 24 bytes per in-flight message and no Python
 object per message. The head of those columns is at once the oldest open
 start marker (the offset to commit) and the earliest deadline. Entries that
 break the order (an extend, redeliver-now, a start replayed after a
-rebalance, a client with a skewed clock) go to a small side heap instead.
+rebalance, a client with a skewed clock) go to a small side heap instead. A
+start replayed after its message was closed is ignored (start()).
 """
 
 import heapq
 from array import array
 from bisect import bisect_left
+
+from .closed_offsets import ClosedOffsets
 
 CLOSED = -1
 
@@ -24,6 +27,7 @@ class OpenSet:
         self._head = 0
         self._open = 0
         self._tail_deadline = CLOSED  # of the last appended entry, open or not
+        self._closed = ClosedOffsets()
         # queue offset -> (deadline, marker offset) for out-of-order entries
         self._side: dict[int, tuple[int, int]] = {}
         self._side_heap: list[tuple[int, int]] = []
@@ -31,11 +35,18 @@ class OpenSet:
     def __len__(self) -> int:
         return self._open + len(self._side)
 
-    def start(self, offset: int, deadline: int, marker_offset: int) -> None:
-        """A start marker: the message at ``offset`` is due at ``deadline``."""
+    def start(self, offset: int, deadline: int, marker_offset: int) -> bool:
+        """A start marker: the message at ``offset`` is due at ``deadline``.
+
+        A start for a message already started is a replay: a consumer read
+        it again because its offsets were not committed. While the first
+        delivery is open, the replay supersedes it; once it is closed, the
+        message's fate is decided and the replay is ignored (False), so the
+        tracker never sends a second copy (closed_offsets.py)."""
+        if offset in self._closed:
+            return False
+        self._close(offset)  # a replay of an open delivery supersedes it
         offsets = self._offsets
-        if (offsets and offset <= offsets[-1]) or offset in self._side:
-            self._close(offset)  # a replayed start supersedes the earlier one
         in_order = not offsets or (offset > offsets[-1] and deadline >= self._tail_deadline)
         if in_order:
             self._offsets.append(offset)
@@ -45,10 +56,14 @@ class OpenSet:
             self._open += 1
         else:
             self._side_add(offset, deadline, marker_offset)
+        return True
 
     def end(self, offset: int) -> bool:
         """An end marker; False when the offset was not open (already done)."""
-        return self._close(offset) is not None
+        if self._close(offset) is None:
+            return False
+        self._closed.add(offset)
+        return True
 
     def reschedule(self, offset: int, deadline: int) -> bool:
         """Moves an open entry's deadline (extend, or redeliver now with 0)."""
@@ -78,6 +93,8 @@ class OpenSet:
             if self._side.get(offset, (None,))[0] == deadline:
                 del self._side[offset]
                 due.append(offset)
+        for offset in due:
+            self._closed.add(offset)
         return due
 
     def next_deadline(self) -> int | None:

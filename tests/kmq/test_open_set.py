@@ -44,6 +44,30 @@ def test_replayed_start_after_rebalance_supersedes() -> None:
     assert s.pop_due(3000, 10) == [5]
 
 
+def test_a_start_replayed_after_its_message_closed_is_ignored() -> None:
+    """A consumer that read messages again (its commit was refused while a
+    broker failed over) must not make the tracker send second copies."""
+    s = OpenSet()
+    for offset in (5, 6, 7):
+        assert s.start(offset, 1000, offset)
+    assert s.end(5)  # acked
+    assert s.pop_due(1000, 1) == [6]  # sent on as a copy
+    assert not s.start(5, 9000, 10)  # the replays
+    assert not s.start(6, 9000, 11)
+    assert s.start(7, 9000, 12)  # still open: the replay supersedes it
+    assert s.start(8, 9000, 13)  # new
+    assert len(s) == 2
+    assert sorted(s.pop_due(10_000, 10)) == [7, 8]
+
+
+def test_a_hostile_start_far_ahead_hides_no_real_one() -> None:
+    s = OpenSet()
+    assert s.start(10_000, 1000, 0)  # no record will ever be there
+    assert s.pop_due(1000, 10) == [10_000]  # the tracker gives up on it
+    assert s.start(0, 2000, 1)  # the real first message is tracked
+    assert s.pop_due(2000, 10) == [0]
+
+
 def test_limit_is_respected() -> None:
     s = OpenSet()
     for i in range(10):
@@ -63,15 +87,19 @@ def test_packed_cost_per_open_entry() -> None:
 @given(st.lists(st.tuples(st.sampled_from("sera"), st.integers(0, 40), st.integers(0, 100))))
 def test_matches_a_plain_dict_model(ops: list[tuple[str, int, int]]) -> None:
     """Random starts, ends, reschedules and pops agree with a naive model."""
-    s, model = OpenSet(), {}
+    s, model, closed = OpenSet(), {}, set()
     marker = 0
     for op, offset, deadline in ops:
         if op == "s":
-            s.start(offset, deadline, marker)
-            model[offset] = (deadline, marker)
+            assert s.start(offset, deadline, marker) == (offset not in closed)
+            if offset not in closed:
+                model[offset] = (deadline, marker)
             marker += 1
         elif op == "e":
-            assert s.end(offset) == (model.pop(offset, None) is not None)
+            ended = model.pop(offset, None) is not None
+            assert s.end(offset) == ended
+            if ended:
+                closed.add(offset)
         elif op == "r":
             known = offset in model
             assert s.reschedule(offset, deadline) == known
@@ -83,6 +111,7 @@ def test_matches_a_plain_dict_model(ops: list[tuple[str, int, int]]) -> None:
             assert set(due) == expected
             for o in due:
                 del model[o]
+            closed.update(due)
         assert len(s) == len(model)
         oldest = min((m for _, m in model.values()), default=marker)
         assert s.commit_offset(marker) == oldest

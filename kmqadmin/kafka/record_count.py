@@ -42,28 +42,30 @@ class RecordCount:
         self._consumer, self.topic, self.stall_s = consumer, topic, stall_s
         self._reads: dict[int, _Read] = {}
 
-    def between(self, stretches: dict[int, tuple[int, int]]) -> int:
+    def between(self, stretches: dict[int, tuple[int, int]], stall_s: float | None = None) -> int:
         """The committed records at offsets [start, end) of each partition,
         summed, for ``{partition: (start, end)}``; ``end`` at most the last
         stable offset, so every record below it is decided. Raises
-        KafkaException when a reading stops making progress."""
-        return sum(self._partition(p, start, end) for p, (start, end) in stretches.items())
+        KafkaException when a reading makes no progress for ``stall_s``
+        (default: the counter's)."""
+        stall_s = self.stall_s if stall_s is None else stall_s
+        return sum(self._partition(p, start, end, stall_s) for p, (start, end) in stretches.items())
 
-    def _partition(self, partition: int, start: int, end: int) -> int:
+    def _partition(self, partition: int, start: int, end: int, stall_s: float) -> int:
         read = self._reads.get(partition)
         if read is None or not read.start <= start <= read.position <= end:
             # New; moved back (an offset reset, a topic recreated); or the
             # start passed all that was read: (re)start the reading there.
             read = self._reads[partition] = _Read(start, start)
         if read.position < end:
-            self._read_on(partition, read, end)
+            self._read_on(partition, read, end, stall_s)
         del read.offsets[: bisect_left(read.offsets, start)]
         read.start = start
         return len(read.offsets)
 
-    def _read_on(self, partition: int, read: _Read, end: int) -> None:
+    def _read_on(self, partition: int, read: _Read, end: int, stall_s: float) -> None:
         begin = TopicPartition(self.topic, partition, read.position)
-        with Stretch(self._consumer, begin, end, batch=5000, stall_s=self.stall_s) as stretch:
+        with Stretch(self._consumer, begin, end, batch=5000, stall_s=stall_s) as stretch:
             for records in stretch:
                 read.offsets.extend(r.offset() for r in records)
         # Records past ``end`` were fetched but not handed out: read them next time.
@@ -73,6 +75,6 @@ class RecordCount:
                 KafkaError(
                     KafkaError._TIMED_OUT,
                     f"counting the records of {self.topic}/{partition}: no progress in "
-                    f"{self.stall_s:.0f} s at offset {read.position} of {end}",
+                    f"{stall_s:.1f} s at offset {read.position} of {end}",
                 )
             )

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.record_count import RecordCount
@@ -26,13 +26,21 @@ from kmqadmin.kafka.topics import topic_partitions
 
 from .config import QueueConfig
 
+# A gauge's whole reading, every round trip included: a partition whose
+# leader is being elected makes it fail (a 503 with Retry-After) within a
+# page's 3 s, not after librdkafka's 10 s timeouts.
+TIMEOUT_S = 2.0
+
 
 class QueueGauges:
     """Thread-safe: the web process keeps one per queue."""
 
-    def __init__(self, config: QueueConfig, max_age_s: float = 1.0) -> None:
+    def __init__(
+        self, config: QueueConfig, max_age_s: float = 1.0, timeout_s: float = TIMEOUT_S
+    ) -> None:
         self.config = config
-        self.max_age_s = max_age_s
+        self.max_age_s, self.timeout_s = max_age_s, timeout_s
+        self._until = 0.0  # the current reading's deadline (monotonic)
         self._lock = threading.Lock()
         self._answers: dict[str, tuple[float, int]] = {}  # gauge -> (when, value)
         # The workers' group id, only to read its committed offsets: this
@@ -62,33 +70,35 @@ class QueueGauges:
         first record where none is given) to its last stable offset: a share
         queue's depth starts where its share group stands."""
         with self._lock:
+            self._until = time.monotonic() + self.timeout_s
             return self._waiting_from(starts)
 
     def _kept(self, gauge: str, read: Callable[[], int]) -> int:
         with self._lock:
             at, value = self._answers.get(gauge, (-math.inf, 0))
             if time.monotonic() - at >= self.max_age_s:
+                self._until = time.monotonic() + self.timeout_s
                 value = read()
                 self._answers[gauge] = (time.monotonic(), value)
             return value
 
     def _depth(self) -> int:
         partitions = self._partitions(self.config.topic)
-        committed = self._group.committed(partitions, timeout=10)
+        committed = self._group.committed(partitions, timeout=self._left())
         return self._waiting_from({tp.partition: tp.offset for tp in committed if tp.offset >= 0})
 
     def _waiting_from(self, starts: Mapping[int, int]) -> int:
         stretches = {}
         for tp in self._partitions(self.config.topic):
-            low, end = self._plain.get_watermark_offsets(tp, timeout=10)
+            low, end = self._plain.get_watermark_offsets(tp, timeout=self._left())
             stretches[tp.partition] = (max(starts.get(tp.partition, low), low), end)
-        return self._waiting.between(stretches)
+        return self._waiting.between(stretches, self._left())
 
     def _dead_letters(self) -> int:
         stretches = {}
         for tp in self._partitions(self.config.dlq_topic):
-            stretches[tp.partition] = self._plain.get_watermark_offsets(tp, timeout=10)
-        return self._letters.between(stretches)
+            stretches[tp.partition] = self._plain.get_watermark_offsets(tp, timeout=self._left())
+        return self._letters.between(stretches, self._left())
 
     def close(self) -> None:
         with self._lock:
@@ -96,4 +106,17 @@ class QueueGauges:
             self._plain.close()
 
     def _partitions(self, topic: str) -> list[TopicPartition]:
-        return [TopicPartition(topic, p) for p in topic_partitions(self._plain, topic)]
+        found = topic_partitions(self._plain, topic, self._left())
+        return [TopicPartition(topic, p) for p in found]
+
+    def _left(self) -> float:
+        """What remains of the reading's time; KafkaException once it is spent."""
+        left = self._until - time.monotonic()
+        if left <= 0:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._TIMED_OUT,
+                    f"the gauges of {self.config.topic} took more than {self.timeout_s:.0f} s",
+                )
+            )
+        return left

@@ -62,6 +62,21 @@ _SINGLE_NODE = {
     "min.insync.replicas": 1,
 }
 
+# Several nodes: what a production cluster needs (README, "Production
+# clusters"): every topic and internal log on three replicas, and a write
+# acknowledged only once two hold it, so one node may die without losing an
+# acknowledged record, a committed transaction or a group's offsets.
+_REPLICATED = _SINGLE_NODE | {
+    "offsets.topic.replication.factor": 3,
+    "transaction.state.log.replication.factor": 3,
+    "transaction.state.log.min.isr": 2,
+    "share.coordinator.state.topic.replication.factor": 3,
+    "share.coordinator.state.topic.min.isr": 2,
+    "default.replication.factor": 3,
+    "min.insync.replicas": 2,
+    "unclean.leader.election.enable": "false",
+}
+
 _LOG4J2 = """\
 status = warn
 appender.out.type = Console
@@ -118,6 +133,19 @@ class SaslSslListener:
         ]
 
 
+@dataclass(frozen=True)
+class Quorum:
+    """The controller quorum of a cluster of several nodes (kafka/embedded_cluster.py):
+    every node is a broker and a voter, on controller ports fixed for the
+    cluster's life, so a node restarted finds its peers where they were."""
+
+    cluster_id: str
+    controller_ports: Mapping[int, int]  # node id -> its controller port
+
+    def voters(self, host: str) -> str:
+        return ",".join(f"{node}@{host}:{port}" for node, port in self.controller_ports.items())
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nobody listens on right now (the kernel's pick)."""
     with socket.socket() as sock:
@@ -131,7 +159,7 @@ def port_in_use(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def _cluster_id() -> str:
+def new_cluster_id() -> str:
     """A random cluster id as Kafka's Uuid.randomUuid makes one: URL-safe base64
     of a UUID, never starting with "-" (a command line would take it for an option)."""
     while True:
@@ -152,8 +180,12 @@ class EmbeddedBroker:
         ready_timeout: float = 60.0,
         sasl_ssl: SaslSslListener | None = None,
         overrides: Mapping[str, str] | None = None,
+        node_id: int = NODE_ID,
+        quorum: Quorum | None = None,
     ):
+        """``quorum``: this node is one of a cluster's (None: a cluster of one)."""
         self.host = host
+        self.node_id, self.quorum = node_id, quorum
         self.port = port or free_port(host)
         self.ready_timeout = ready_timeout
         self.jars = jars or Path(os.environ.get("KMQ_KAFKA_JARS", DEFAULT_JARS))
@@ -279,7 +311,12 @@ class EmbeddedBroker:
     def _write_config(self) -> Path:
         """The server properties for this start; listener ports change per start."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        controller = free_port(self.host)
+        if self.quorum is None:
+            controller = free_port(self.host)
+            voters, defaults = f"{self.node_id}@{self.host}:{controller}", _SINGLE_NODE
+        else:
+            controller = self.quorum.controller_ports[self.node_id]
+            voters, defaults = self.quorum.voters(self.host), _REPLICATED
         advertised = f"PLAINTEXT://{self.host}:{self.port}"
         protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
         extra: dict[str, str] = {}
@@ -289,15 +326,15 @@ class EmbeddedBroker:
             extra = self.sasl_ssl.settings()
         settings = {
             "process.roles": "broker,controller",
-            "node.id": NODE_ID,
-            "controller.quorum.voters": f"{NODE_ID}@{self.host}:{controller}",
+            "node.id": self.node_id,
+            "controller.quorum.voters": voters,
             "listeners": f"{advertised},CONTROLLER://{self.host}:{controller}",
             "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": protocols,
             "log.dirs": str(self.data_dir / "logs"),
-            **_SINGLE_NODE,
+            **defaults,
             **extra,
             **self.overrides,
         }
@@ -311,14 +348,14 @@ class EmbeddedBroker:
         meta = self.data_dir / "logs" / "meta.properties"
         if meta.exists():
             found = _properties(meta)
-            if found.get("node.id") != str(NODE_ID):
+            if found.get("node.id") != str(self.node_id):
                 raise EmbeddedBrokerError(
                     f"{meta.parent} was formatted for another cluster (node.id "
                     f"{found.get('node.id')}, cluster.id {found.get('cluster.id')}); move it "
                     "away, or set KMQ_DATA_DIR to another folder"
                 )
             return
-        cluster_id = _cluster_id()
+        cluster_id = self.quorum.cluster_id if self.quorum else new_cluster_id()
         done = subprocess.run(
             [
                 *self._jvm(java),

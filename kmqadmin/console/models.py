@@ -122,9 +122,13 @@ class Cluster(models.Model):
         found = self.security()
         config = found.librdkafka()
         if found.security_protocol != "PLAINTEXT":
-            verify_access(self.bootstrap, found, config)
+            verify_access(self.bootstrap, found, config, timeout=ACCESS_CHECK_S)
         return config
 
+
+# The login check's bound: a refused login or handshake comes back well
+# within it, and a cluster that does not answer is a 503 within a page's 3 s.
+ACCESS_CHECK_S = 2.0
 
 SECURITY_FIELDS = [
     "security_protocol",

@@ -65,6 +65,30 @@ def test_pages_and_api_calls_on_a_stalled_cluster_say_so_in_time(away: Queue) ->
     assert took < ANSWERS_WITHIN_S
 
 
+@pytest.mark.django_db
+def test_a_secured_cluster_that_does_not_answer_is_a_503_in_time(
+    stalled: str, topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its login check comes first, and is bounded as the probe is."""
+    monkeypatch.setenv("STALLED_PASSWORD", "secret")
+    cluster = Cluster.objects.create(
+        name="stalled-sasl",
+        bootstrap_servers=stalled,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_username="app",
+        sasl_password="env:STALLED_PASSWORD",
+    )
+    queue = Queue.objects.create(cluster=cluster, topic=topic, group_id="g")
+    api = APIClient()
+    api.force_authenticate(user_with("viewer"))
+    response, took = timed(lambda: api.get(f"/api/queues/{queue.topic}/stats"))
+    assert response.status_code == 503, response.content[:300]
+    assert response["Retry-After"] == str(availability.RETRY_AFTER_S)
+    assert stalled in response.json()["detail"]
+    assert took < ANSWERS_WITHIN_S
+
+
 @pytest.fixture(scope="module")
 def own_broker() -> Iterator[EmbeddedBroker]:
     """A broker of this module's own, to stop: the session's serves the others."""

@@ -60,10 +60,10 @@ def test_a_killed_broker_is_restarted_and_nothing_else_stops(run: tuple[Run, str
     wait_for(lambda: _broker_pid(proc.proc.pid) not in (None, broker), 60, "a new broker")
     back = _answering(bootstrap)
     resumed = _resumed(proc, bootstrap, before, back)
-    print(json.dumps({"outage": "kill -9", "resumed_after_broker_back_s": round(resumed, 1)}))
+    sent = _no_demo_message_lost(bootstrap)
+    _print_timeline("kill -9", resumed, proc.lines[seen:], sent)
     assert resumed < RESUMES_WITHIN_S
     _only_the_broker_restarted(proc.lines[seen:], "kafka exited with code -9")
-    _no_demo_message_lost(bootstrap)
 
 
 def test_a_stalled_broker_stops_nothing(run: tuple[Run, str]) -> None:
@@ -75,11 +75,11 @@ def test_a_stalled_broker_stops_nothing(run: tuple[Run, str]) -> None:
     os.kill(broker, signal.SIGCONT)
     back = _answering(bootstrap)
     resumed = _resumed(proc, bootstrap, before, back)
-    print(json.dumps({"outage": f"SIGSTOP {STALL_S} s", "resumed_s": round(resumed, 1)}))
+    sent = _no_demo_message_lost(bootstrap)
+    _print_timeline(f"SIGSTOP {STALL_S} s", resumed, proc.lines[seen:], sent)
     assert resumed < RESUMES_WITHIN_S
     assert _broker_pid(proc.proc.pid) == broker
     _only_the_broker_restarted(proc.lines[seen:], None)
-    _no_demo_message_lost(bootstrap)
 
 
 def _broker_pid(parent: int) -> int | None:
@@ -159,7 +159,29 @@ def _only_the_broker_restarted(lines: list[str], broker_exit: str | None) -> Non
     assert broker_exit is None or broker_exit in exits[0], exits
 
 
-def _no_demo_message_lost(bootstrap: str) -> None:
-    """The demo numbers its messages; every number up to the last written is there."""
+def _no_demo_message_lost(bootstrap: str) -> int:
+    """The demo numbers its messages; every number up to the last written is
+    there. Returns how many that is."""
     ids = {json.loads(r.value())["id"] for r in read_topic(bootstrap, "orders", 3)}
     assert ids == set(range(1, max(ids) + 1)), sorted(set(range(1, max(ids) + 1)) - ids)[:20]
+    return len(ids)
+
+
+# What `kmq run` and its children say of an outage: the supervisor's exits
+# and restarts, and a service riding one out.
+_TIMELINE = (" exited with code ", " restarted", " stopped on a Kafka error", "answers again")
+
+
+def _print_timeline(outage: str, resumed_s: float, lines: list[str], sent: int) -> None:
+    said = [line.strip()[:160] for line in lines if any(n in line for n in _TIMELINE)]
+    print(
+        json.dumps(
+            {
+                "outage": outage,
+                "resumed_after_broker_back_s": round(resumed_s, 1),
+                "orders_sent_all_present": sent,
+                "timeline": said,
+            },
+            indent=1,
+        )
+    )

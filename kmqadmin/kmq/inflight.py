@@ -18,6 +18,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 from sortedcontainers import SortedDict
 
+from kmqadmin.kafka.caught_up import caught_up
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
 from kmqadmin.kafka.topics import topic_partitions
@@ -62,25 +63,13 @@ class InFlightView:
         ``budget_s``: what is later comes with the next one."""
         with self._lock:
             deadline = time.monotonic() + budget_s
-            while time.monotonic() < deadline and not self._caught_up():
+            while time.monotonic() < deadline and not caught_up(self._consumer, self._start):
                 records = self._consumer.consume(5000, 0.05)
                 if not records:
                     return
                 for record in records:
                     if record.error() is None:
                         self._apply(record)
-
-    def _caught_up(self) -> bool:
-        """True when every partition's position is at the end its last fetch
-        reported: a page then pays no wait for records that are not there
-        (most refreshes, a live page's every second one). A marker written
-        since that fetch comes with the next refresh, as it would have after
-        a wait that ended before it."""
-        for tp in self._consumer.position(self._start):
-            high = self._consumer.get_watermark_offsets(tp, cached=True)[1]
-            if tp.offset < 0 or high < 0 or tp.offset < high:
-                return False
-        return True
 
     def catch_up(self, timeout_s: float) -> bool:
         """Reads every marker written before the call, for at most

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.caught_up import caught_up
 from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.offset_reader import OffsetReader
 from kmqadmin.kafka.record import hexed
@@ -75,12 +76,11 @@ class UpcomingView:
             consumer_config(config.bootstrap_servers, group, config.kafka_config)
         )
         topic = config.topic
-        self._consumer.assign(
-            [
-                TopicPartition(topic, p, OFFSET_BEGINNING)
-                for p in topic_partitions(self._consumer, topic)
-            ]
-        )
+        self._assigned = [
+            TopicPartition(topic, p, OFFSET_BEGINNING)
+            for p in topic_partitions(self._consumer, topic)
+        ]
+        self._consumer.assign(self._assigned)
         self._reader = OffsetReader(
             config.bootstrap_servers, topic, f"{group}-reader", config.kafka_config
         )
@@ -89,15 +89,14 @@ class UpcomingView:
         """Reads what was written since the last refresh, for at most ``budget_s``."""
         with self._lock:
             deadline = time.monotonic() + budget_s
-            while time.monotonic() < deadline:
-                records = self._consumer.consume(5000, 0.05)
-                if not records:
-                    self.complete = True
+            while not caught_up(self._consumer, self._assigned):
+                if time.monotonic() >= deadline:
+                    self.complete = False
                     return
-                for record in records:
+                for record in self._consumer.consume(5000, 0.05):
                     if record.error() is None:
                         self._apply(record)
-            self.complete = False
+            self.complete = True
 
     def count(self) -> int:
         with self._lock:

@@ -15,9 +15,14 @@ from confluent_kafka import Consumer, TopicPartition
 
 def caught_up(consumer: Consumer, partitions: Iterable[TopicPartition]) -> bool:
     """True when every partition's position is at the end its last fetch
-    reported; False before the first fetch of any of them."""
+    reported; False before the first fetch of any of them. A partition
+    with nothing in it has no position (librdkafka moves it only past what
+    it fetched, markers and aborted records included): it is at its end
+    when its start is its end."""
     for tp in consumer.position(list(partitions)):
-        high = consumer.get_watermark_offsets(tp, cached=True)[1]
-        if tp.offset < 0 or high < 0 or tp.offset < high:
+        low, high = consumer.get_watermark_offsets(tp, cached=True)
+        if high < 0:
+            return False  # not fetched yet
+        if low != high and tp.offset < high:  # -1001 (none consumed) included
             return False
     return True

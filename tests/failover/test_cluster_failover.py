@@ -118,7 +118,7 @@ def test_leaders_of_the_queue_and_markers_killed_mid_work(
     timeline, probe = Timeline(cluster), ApiProbe(queue.topic)
     tracker = RedeliveryTracker(queue)
     tracker.start()
-    _send(queue, MESSAGES)
+    _send(queue, 0, MESSAGES)
     rng = random.Random(11)
     acked: set[bytes] = set()
     delivered = 0
@@ -174,8 +174,9 @@ def test_leaders_of_the_dlq_and_schedules_killed_mid_redelivery_and_fire(
     cluster: EmbeddedCluster, queue: QueueConfig
 ) -> None:
     """Every delivery dropped: each message is redelivered twice through the
-    scheduler (a backoff), then dead-lettered; the DLQ's and the schedules'
-    leaders die while that goes on."""
+    scheduler (a backoff), then dead-lettered. The schedules' leader dies
+    while the first half is fired; the DLQ's right after the second half is
+    sent, so its redeliveries and letters go on through that outage."""
     queue = dataclasses.replace(
         queue,
         message_timeout_ms=1000,
@@ -183,12 +184,12 @@ def test_leaders_of_the_dlq_and_schedules_killed_mid_redelivery_and_fire(
         backoff=Backoff(initial_ms=500, multiplier=2, max_ms=5000),
     )
     queue.ensure_topics(partitions=3)
-    total = 300
+    total, half = 300, 150
     timeline, probe = Timeline(cluster), ApiProbe(queue.topic)
     tracker, scheduler = RedeliveryTracker(queue), Scheduler(queue.scheduler_config())
     tracker.start()
     scheduler.start()
-    _send(queue, total)
+    _send(queue, 0, half)
     deliveries: Counter[bytes] = Counter()
     letters_seen = 0
     try:
@@ -204,20 +205,27 @@ def test_leaders_of_the_dlq_and_schedules_killed_mid_redelivery_and_fire(
                     return False
                 return letters_seen >= count
 
-            def work_on() -> None:
-                target = letters_seen + total // 6
-                wait_for(lambda: dead_lettered(target), 180, f"{target} letters", every=0)
-                timeline.note("dead-lettered", count=letters_seen)
+            def work_on(upto: int) -> Callable[[], None]:
+                """Work through an outage until a third of a half more letters."""
+
+                def work() -> None:
+                    target = min(upto, letters_seen + half // 3)
+                    wait_for(lambda: dead_lettered(target), 180, f"{target} letters", every=0)
+                    timeline.note("dead-lettered", count=letters_seen)
+
+                return work
 
             wait_for(
-                lambda: dead_lettered(0) and scheduler.stats().fired >= total // 2,
+                lambda: dead_lettered(0) and scheduler.stats().fired >= half // 2,
                 120,
-                f"{total // 2} fires",
+                f"{half // 2} fires",
                 every=0,
             )
             timeline.note("fired", count=scheduler.stats().fired)
-            timeline.kill_leader_of(queue.schedules_topic, 0, work_on)
-            timeline.kill_leader_of(queue.dlq_topic, 0, work_on)
+            timeline.kill_leader_of(queue.schedules_topic, 0, work_on(half))
+            _send(queue, half, total)
+            timeline.note("sent", count=total - half)
+            timeline.kill_leader_of(queue.dlq_topic, 0, work_on(total))
             wait_for(lambda: dead_lettered(total), 300, "every message dead-lettered", every=0)
             timeline.note("all dead-lettered", deliveries=deliveries.total())
     finally:
@@ -244,9 +252,10 @@ def test_leaders_of_the_dlq_and_schedules_killed_mid_redelivery_and_fire(
     probe.check()
 
 
-def _send(queue: QueueConfig, count: int) -> None:
+def _send(queue: QueueConfig, start: int, stop: int) -> None:
+    """Messages m<start> .. m<stop - 1>."""
     producer = QueueProducer(queue)
-    for i in range(count):
+    for i in range(start, stop):
         producer.send(value=f"m{i}".encode())
     producer.flush(60)
 

@@ -85,11 +85,15 @@ class QueueGauges:
     def _depth(self) -> int:
         partitions = self._partitions(self.config.topic)
         committed = self._group.committed(partitions, timeout=self._left())
-        return self._waiting_from({tp.partition: tp.offset for tp in committed if tp.offset >= 0})
+        starts = {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
+        return self._waiting_from(starts, partitions)
 
-    def _waiting_from(self, starts: Mapping[int, int]) -> int:
+    def _waiting_from(
+        self, starts: Mapping[int, int], partitions: list[TopicPartition] | None = None
+    ) -> int:
+        """``partitions``: the queue's, when the caller already asked for them."""
         stretches = {}
-        for tp in self._partitions(self.config.topic):
+        for tp in partitions or self._partitions(self.config.topic):
             low, end = self._plain.get_watermark_offsets(tp, timeout=self._left())
             stretches[tp.partition] = (max(starts.get(tp.partition, low), low), end)
         return self._waiting.between(stretches, self._left())

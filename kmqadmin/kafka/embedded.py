@@ -15,6 +15,7 @@ directory that goes when it stops.
 import base64
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -146,11 +147,39 @@ class Quorum:
         return ",".join(f"{node}@{host}:{port}" for node, port in self.controller_ports.items())
 
 
+# Where free_port looks: above the usual fixed ports (19092 among them),
+# below the kernel's range for the local ends of outgoing connections.
+PICKED_PORTS_FROM = 20_000
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port nobody listens on right now (the kernel's pick)."""
-    with socket.socket() as sock:
+    """A port nobody holds right now, outside the kernel's ephemeral range.
+
+    Binding port 0 would pick one from that range, and until the broker
+    binds it any client's connection may take it as its local end: a node
+    then dies on "Address already in use", as one did beside a suite's
+    thousands of connections. Below the range only an explicit bind can."""
+    below = _ephemeral_ports_from()
+    rng = random.Random()
+    for _ in range(100) if below > PICKED_PORTS_FROM + 1000 else ():
+        port = rng.randrange(PICKED_PORTS_FROM, below)
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        return port
+    with socket.socket() as sock:  # a machine whose range starts low
         sock.bind((host, 0))
         return sock.getsockname()[1]
+
+
+def _ephemeral_ports_from() -> int:
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
 
 
 def port_in_use(host: str, port: int) -> bool:

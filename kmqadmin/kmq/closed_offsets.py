@@ -11,12 +11,26 @@ gaps that never fill (transaction markers and aborted records in the queue
 topic, messages still open) are bounded by dropping the oldest ranges past
 ``max_ranges``: a replay comes from a recent committed offset, not from far
 behind.
+
+A tracker that takes a partition over reads its markers from the committed
+offset, so it never sees what was closed before it. The owner therefore
+commits its newest ranges as the offset commit's metadata (to_metadata) and
+the next owner starts from them (from_metadata). Kafka keeps that text with
+the offset; a broker refuses more than offset.metadata.max.bytes (4096 by
+default), so the text is held to half of that, newest ranges first.
 """
 
+import base64
+import binascii
+import logging
 from array import array
 from bisect import bisect_right
 
+log = logging.getLogger(__name__)
+
 MAX_RANGES = 1024  # 16 KB per partition at most
+METADATA_PREFIX = "kmqadmin-closed-v1:"
+METADATA_CHARS = 2048
 
 
 class ClosedOffsets:
@@ -38,6 +52,8 @@ class ClosedOffsets:
         if highs and highs[-1] == offset:  # the common case: acks in order
             highs[-1] = offset + 1
             return
+        if offset < 0:
+            return  # no record's: the tracker's barrier end markers
         i = bisect_right(lows, offset)
         if i > 0 and highs[i - 1] > offset:
             return  # already closed
@@ -55,3 +71,78 @@ class ClosedOffsets:
             highs.insert(i, offset + 1)
             if len(lows) > self.max_ranges:
                 del lows[0], highs[0]
+
+    def to_metadata(self, max_chars: int = METADATA_CHARS) -> str:
+        """The newest ranges that fit in ``max_chars``, as offset-commit metadata:
+        varints of (gap, length) pairs from the newest range down, base64."""
+        budget = (max_chars - len(METADATA_PREFIX)) * 3 // 4
+        out, previous_low = bytearray(), None
+        for i in range(len(self._lows) - 1, -1, -1):
+            low, high = self._lows[i], self._highs[i]
+            gap = high if previous_low is None else previous_low - high
+            pair = _varint(gap) + _varint(high - low)
+            if len(out) + len(pair) > budget:
+                break
+            out += pair
+            previous_low = low
+        return METADATA_PREFIX + base64.b64encode(out).decode()
+
+    @classmethod
+    def from_metadata(cls, text: str | None, where: str) -> "ClosedOffsets":
+        """What a previous owner committed; empty for any other text (kmq's own
+        tracker commits none), with a warning naming ``where`` when it is ours
+        but does not decode."""
+        closed = cls()
+        if not text or not text.startswith(METADATA_PREFIX):
+            return closed
+        try:
+            numbers = _read_varints(base64.b64decode(text[len(METADATA_PREFIX) :], validate=True))
+            ranges = _ranges(numbers)
+        except (binascii.Error, ValueError) as exc:
+            log.warning("%s: closed offsets in the commit metadata do not decode (%s)", where, exc)
+            return closed
+        for low, high in reversed(ranges):
+            closed._lows.append(low)
+            closed._highs.append(high)
+        return closed
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_varints(data: bytes) -> list[int]:
+    numbers, n, shift = [], 0, 0
+    for byte in data:
+        n |= (byte & 0x7F) << shift
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than 64 bits")
+        if byte < 0x80:
+            numbers.append(n)
+            n = shift = 0
+    if shift:
+        raise ValueError("a truncated varint")
+    return numbers
+
+
+def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
+    """(gap, length) pairs from the newest range down, back to [low, high)."""
+    if len(numbers) % 2:
+        raise ValueError("an odd count of numbers")
+    ranges, previous_low = [], None
+    for gap, length in zip(numbers[::2], numbers[1::2], strict=True):
+        if length == 0 or (previous_low is not None and gap == 0):
+            raise ValueError("an empty range, or two that touch")
+        high = gap if previous_low is None else previous_low - gap
+        low = high - length
+        if low < 0:
+            raise ValueError(f"a range below offset 0: [{low}, {high})")
+        ranges.append((low, high))
+        previous_low = low
+    return ranges

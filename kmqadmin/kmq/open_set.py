@@ -7,7 +7,9 @@ object per message. The head of those columns is at once the oldest open
 start marker (the offset to commit) and the earliest deadline. Entries that
 break the order (an extend, redeliver-now, a start replayed after a
 rebalance, a client with a skewed clock) go to a small side heap instead. A
-start replayed after its message was closed is ignored (start()).
+start replayed after its message was closed is ignored (start()); ``closed``
+remembers which were, and a tracker taking the partition over starts from
+what its predecessor committed of it (closed_offsets.py).
 """
 
 import heapq
@@ -20,14 +22,14 @@ CLOSED = -1
 
 
 class OpenSet:
-    def __init__(self) -> None:
+    def __init__(self, closed: ClosedOffsets | None = None) -> None:
         self._offsets = array("q")  # queue offsets, strictly increasing
         self._deadlines = array("q")  # epoch ms, non-decreasing; CLOSED when done
         self._markers = array("q")  # marker offsets, increasing
         self._head = 0
         self._open = 0
         self._tail_deadline = CLOSED  # of the last appended entry, open or not
-        self._closed = ClosedOffsets()
+        self.closed = closed if closed is not None else ClosedOffsets()
         # queue offset -> (deadline, marker offset) for out-of-order entries
         self._side: dict[int, tuple[int, int]] = {}
         self._side_heap: list[tuple[int, int]] = []
@@ -43,7 +45,7 @@ class OpenSet:
         delivery is open, the replay supersedes it; once it is closed, the
         message's fate is decided and the replay is ignored (False), so the
         tracker never sends a second copy (closed_offsets.py)."""
-        if offset in self._closed:
+        if offset in self.closed:
             return False
         self._close(offset)  # a replay of an open delivery supersedes it
         offsets = self._offsets
@@ -59,11 +61,13 @@ class OpenSet:
         return True
 
     def end(self, offset: int) -> bool:
-        """An end marker; False when the offset was not open (already done)."""
-        if self._close(offset) is None:
-            return False
-        self._closed.add(offset)
-        return True
+        """An end marker; False when the offset was not open (already done, or
+        started before the markers this tracker read). Either way the message
+        is closed: a tracker rebuilt from the commit point reads the ends of
+        deliveries whose starts lie before it, and a replayed start after
+        one of those must be ignored too."""
+        self.closed.add(offset)
+        return self._close(offset) is not None
 
     def reschedule(self, offset: int, deadline: int) -> bool:
         """Moves an open entry's deadline (extend, or redeliver now with 0)."""
@@ -94,7 +98,7 @@ class OpenSet:
                 del self._side[offset]
                 due.append(offset)
         for offset in due:
-            self._closed.add(offset)
+            self.closed.add(offset)
         return due
 
     def next_deadline(self) -> int | None:

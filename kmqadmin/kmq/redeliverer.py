@@ -2,7 +2,8 @@
 
 A redelivery or DLQ move is one transaction on the partition's fenced
 producer: the copy (or the dead letter), the end marker of the old copy and
-the commit of the oldest still-open start marker. A tracker that crashes
+the commit of the oldest still-open start marker, with the closed offsets
+as its metadata. A tracker that crashes
 half-way leaves nothing visible (queue consumers read ``read_committed``),
 so it never duplicates a copy, and the next owner rebuilds the open set from
 the committed offset.
@@ -110,8 +111,9 @@ class Redeliverer:
                 partition=p,
             )
         commit = state.commit_offset()
+        closed = state.open.closed.to_metadata()
         producer.send_offsets_to_transaction(
-            [TopicPartition(config.markers_topic, p, commit)], group_metadata
+            [TopicPartition(config.markers_topic, p, commit, closed)], group_metadata
         )
         producer.commit_transaction()
         state.committed = commit

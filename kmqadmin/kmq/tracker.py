@@ -23,7 +23,9 @@ from kmqadmin.kafka.partition_owner import Owned, OwnedPartition, PartitionOwner
 from kmqadmin.kafka.topics import topic_partitions
 
 from . import markers
+from .closed_offsets import ClosedOffsets
 from .config import QueueConfig
+from .open_set import OpenSet
 from .redeliverer import Redeliverer
 from .stats import TrackerStats
 from .tracked_partition import TrackedPartition, apply_batch
@@ -170,7 +172,9 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         for state in self._states.values():
             commit = state.commit_offset()
             if commit != state.committed:
-                offsets.append(TopicPartition(self.config.markers_topic, state.partition, commit))
+                closed = state.open.closed.to_metadata()
+                tp = TopicPartition(self.config.markers_topic, state.partition, commit, closed)
+                offsets.append(tp)
             high = self._consumer.get_watermark_offsets(
                 TopicPartition(self.config.markers_topic, state.partition), cached=True
             )
@@ -188,13 +192,16 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             self._states[tp.partition].committed = tp.offset
 
     def _new_state(self, partition: int) -> MarkersPartition:
-        """Read from the committed offset: the oldest start marker still open."""
+        """Read from the committed offset (the oldest start marker still open),
+        knowing what the previous owner had closed (closed_offsets.py)."""
         assert self._consumer is not None
         producer = self._fenced_producer(partition)  # before committed(): see its docstring
         tp = TopicPartition(self.config.markers_topic, partition)
         low, _ = self._consumer.get_watermark_offsets(tp, timeout=10)
-        committed = self._consumer.committed([tp], timeout=10)[0].offset
-        start = committed if committed >= 0 else low
+        committed = self._consumer.committed([tp], timeout=10)[0]
+        start = committed.offset if committed.offset >= 0 else low
+        where = f"{self.config.markers_topic}/{partition}"
+        closed = ClosedOffsets.from_metadata(committed.metadata, where)
         # An end marker for offset -1: no tracker (kmq's included) can take it
         # for a message.
         barrier_key = markers.encode_key(partition, -1)
@@ -205,6 +212,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             partition=partition,
             producer=producer,
             next_offset=start,
+            open=OpenSet(closed),
             catch_up_to=barrier + 1,
             committed=start,
         )

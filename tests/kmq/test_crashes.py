@@ -18,6 +18,7 @@ from kmqadmin.kafka.config import consumer_config
 from kmqadmin.kafka.embedded import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.stats import TrackerStats
 from tests.chaos import KILLS, Victim, last_json_line, log_tail, pause_mid_transaction, report
 from tests.kafka_helpers import read_all
 from tests.process import ROOT, kill9, wait_for
@@ -134,6 +135,98 @@ def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothin
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
     assert {value: n for value, n in dead.items() if n > 1} == {}
     assert poison <= {r.value() for r in letters}
+
+
+def test_a_tracker_killed_after_closing_messages_leaves_no_second_copy_of_their_replays(
+    queue: QueueConfig, tmp_path: Path
+) -> None:
+    """A worker whose offset commits were refused (its group moved while a
+    broker failed over) reads its messages again and writes their start
+    markers again. The tracker that closed those messages was killed; its
+    successor reads the markers only from the commit point on, so only what
+    the commit's metadata tells it keeps it from sending second copies."""
+    n = 60
+    send(queue, n)
+    first = spawn("run_tracker", queue, log=tmp_path / "tracker.log")
+    copied: list[bytes] = []
+    try:
+        with QueueClient(queue) as client:
+            acked: set[bytes] = set()
+
+            def every_message_acked() -> bool:
+                for m in client.poll(100, 0.2):
+                    if m.delivery_count >= 2:
+                        copied.append(m.value)
+                    if m.delivery_count >= 2 or int(m.value[1:]) % 2 == 0:
+                        client.ack(m)
+                        acked.add(m.value)
+                return len(acked) == n
+
+            wait_for(every_message_acked, 60, "the even acked, the odd acked as copies")
+        wait_for(lambda: _committed_past_every_marker(queue), 30, "the tracker's last commit")
+    finally:
+        kill9(first)
+    _move_workers_back(queue)
+    successor = RedeliveryTracker(queue)
+    successor.start()
+    try:
+        replayed, again, stats = _replay_then_one_more(queue, n + len(copied), successor)
+    finally:
+        successor.stop()
+    assert len(replayed) == n + len(copied) and sorted(copied) == sorted(
+        f"m{i}".encode() for i in range(1, n, 2)
+    )
+    assert again == [b"late"]
+    assert stats.redelivered == 1
+
+
+def _replay_then_one_more(
+    queue: QueueConfig, replays: int, successor: RedeliveryTracker
+) -> tuple[list, list[bytes], TrackerStats]:
+    """Reads every replay (acking none), then one message sent after them,
+    until that one comes back as a copy: its deadline is the last, so any
+    replay the successor tracked would have been copied before it."""
+    with QueueClient(queue) as client:
+        replayed = poll_until(client, replays, timeout=60)
+        producer = QueueProducer(queue)
+        producer.send(value=b"late")
+        producer.flush()
+        again: list[bytes] = []
+
+        def late_redelivered() -> bool:
+            again.extend(m.value for m in client.poll(100, 0.2) if m.delivery_count >= 2)
+            return b"late" in again
+
+        wait_for(late_redelivered, 60, "the message sent after the replays to be copied")
+        return replayed, again, successor.stats()
+
+
+def _committed_past_every_marker(queue: QueueConfig) -> bool:
+    """Every markers partition committed to its end (a transaction's control
+    record, which is never read as a marker, aside)."""
+    ends = _ends(queue, queue.markers_topic)
+    return all(c >= end - 1 for c, end in zip(_committed(queue), ends, strict=True))
+
+
+def _ends(queue: QueueConfig, topic: str) -> list[int]:
+    consumer = Consumer(consumer_config(queue.bootstrap_servers, "ends"))
+    try:
+        return [
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(3)
+        ]
+    finally:
+        consumer.close()
+
+
+def _move_workers_back(queue: QueueConfig) -> None:
+    """What a worker whose commits were refused does: read from the start again."""
+    consumer = Consumer(consumer_config(queue.bootstrap_servers, queue.group_id))
+    try:
+        tps = [TopicPartition(queue.topic, p, 0) for p in range(3)]
+        consumer.commit(offsets=tps, asynchronous=False)
+    finally:
+        consumer.close()
 
 
 def _letters(queue: QueueConfig) -> list:

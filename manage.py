@@ -11,7 +11,7 @@ def main() -> None:
     from django.core.management import execute_from_command_line
     from django.db.utils import OperationalError
 
-    from kmqadmin.kafka.errors import KafkaSetupError
+    from kmqadmin.kafka.client.errors import KafkaSetupError
 
     try:
         execute_from_command_line(sys.argv)

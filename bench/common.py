@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 
 
 def rss_bytes() -> int:

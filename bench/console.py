@@ -65,8 +65,8 @@ from bench.common import report  # noqa: E402
 from bench.kmq_throughput import fill  # noqa: E402
 from kmqadmin.console.models import Cluster, Queue  # noqa: E402
 from kmqadmin.console.services import clients  # noqa: E402
-from kmqadmin.kafka import child  # noqa: E402
-from kmqadmin.kafka.config import consumer_config  # noqa: E402
+from kmqadmin.kafka.client.config import consumer_config  # noqa: E402
+from kmqadmin.kafka.embedded import child  # noqa: E402
 from kmqadmin.kmq import QueueClient  # noqa: E402
 
 ASGI = "kmqadmin.asgi:application"

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.common import read_topic, report, rss_bytes
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h
 

@@ -28,8 +28,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from pyspark.sql import functions as F
 
 from bench.common import report
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueConfig, markers
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig

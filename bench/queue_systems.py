@@ -21,7 +21,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kmqadmin.kafka.config import client_config, consumer_config
+from kmqadmin.kafka.client.config import client_config, consumer_config
 from kmqadmin.kafka.share_consumer.errors import UnsettledRecords
 from kmqadmin.kmq import QueueClient, QueueConfig
 

@@ -48,8 +48,8 @@ from bench.queue_systems import (
     Target,
 )
 from bench.queue_workers import Job, Workers
-from kmqadmin.kafka.config import producer_config
-from kmqadmin.kafka.topics import admin_client, ensure_topics
+from kmqadmin.kafka.admin.topics import admin_client, ensure_topics
+from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kmq import QueueConfig, RedeliveryTracker, share_group
 
 CONSUMERS = (1, 4)

@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.common import quantiles, read_topic, report, rss_bytes
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config, producer_config
-from kmqadmin.kafka.offset_reader import OffsetReader
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.offset_reader import OffsetReader
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.scheduler import Scheduler, SchedulerConfig, wire
 
 PARTITIONS = 6

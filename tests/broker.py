@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from kmqadmin.console.services import clients
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 
 # Not KAFKA_BOOTSTRAP_SERVERS: the `kmq run` a test starts reads that one, and
 # must keep starting its own broker when the test means it to.

@@ -17,7 +17,7 @@ from pathlib import Path
 from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kafka.admin.topics import admin_client
 from tests.process import kill9
 
 KILLS = int(os.environ.get("KMQ_CHAOS_KILLS", "20"))

@@ -8,7 +8,7 @@ every service survives it need a producer below the Python API. This module
 calls the librdkafka that the confluent-kafka wheel bundles, through ctypes:
 ``rd_kafka_header_add`` takes the name with an explicit length, and
 ``rd_kafka_produceva`` sends the record with those headers. The library and
-the client set-up are kmqadmin.kafka.librdkafka's, the one way to reach it.
+the client set-up are kmqadmin.kafka.client.librdkafka's, the one way to reach it.
 
 Test-only: nothing in kmqadmin/ may depend on it.
 """
@@ -17,7 +17,7 @@ import ctypes
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kmqadmin.kafka.librdkafka import PRODUCER, Message, client, conf, error_text, library
+from kmqadmin.kafka.client.librdkafka import PRODUCER, Message, client, conf, error_text, library
 
 _MSG_F_COPY = 0x2
 _VTYPE_END, _VTYPE_TOPIC, _VTYPE_PARTITION = 0, 1, 3

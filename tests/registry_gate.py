@@ -13,7 +13,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.embedded.broker import free_port
 
 
 class RegistryGate:

@@ -12,8 +12,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-from kmqadmin.kafka import child
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.embedded import child
+from kmqadmin.kafka.embedded.broker import free_port
 from tests.process import ROOT, wait_for
 
 DEFAULT_JARS = ROOT / ".jars" / "schema-registry"

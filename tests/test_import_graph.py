@@ -1,5 +1,9 @@
 """The packages' import arrows run one way: api → console → cores, workers →
-cores (+ console's models), and no core imports Django.
+cores (+ console's models), and no core imports Django. Inside kafka/, each
+package imports only those below it (KAFKA_LAYERS: client/ at the bottom
+imports none), and the cores never import what only the apps need: the
+records shown to people (kafka/inspect/) and the embedded broker
+(kafka/embedded/).
 
 Read from the source with ast (imports inside functions count: a lazy import
 is an arrow too), so the check needs no import machinery and no new
@@ -9,7 +13,7 @@ that wants only the queue uses them as a library, without Django.
 
 import ast
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +31,20 @@ ALLOWED = {
     "workers": ("console.models",),
     "console": (),
 }
+# kafka/'s packages, bottom first, and the others of them each may import.
+KAFKA_LAYERS = {
+    "client": (),
+    "protocol": ("client",),
+    "admin": ("client", "protocol"),
+    "ownership": ("client",),
+    "share_consumer": ("client", "protocol"),
+    "inspect": ("client", "admin"),
+    "embedded": ("client", "admin"),
+}
+# What only the apps need: the records shown to people and the embedded broker.
+APPS_ONLY = ("kafka.inspect", "kafka.embedded")
+# The cores that must run without them (kafka itself holds them).
+WITHOUT_APPS_ONLY = {"kmq", "scheduler", "pipeline"}
 
 
 def module_name(path: Path) -> str:
@@ -69,6 +87,42 @@ def arrows() -> list[tuple[str, str, str]]:
             else:
                 found.append((parts[1], imported.split(".")[0], where))
     return found
+
+
+def kafka_arrows() -> list[tuple[str, str, str]]:
+    """(kafka/ package importing, kmqadmin.kafka module it imports, where);
+    a module at kafka/'s root is the package "" (it belongs in one)."""
+    found = []
+    for path in sorted((ROOT / PACKAGE / "kafka").rglob("*.py")):
+        parts = module_name(path).split(".")
+        if len(parts) == 2:
+            continue  # kafka/__init__.py: the map of the packages, no code
+        source = parts[2] if len(parts) > 3 or path.name == "__init__.py" else ""
+        for imported, line in imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if imported.startswith(f"{PACKAGE}.kafka."):
+                found.append((source, imported.removeprefix(f"{PACKAGE}."), where))
+    return found
+
+
+def kafka_layer_violations(found: Iterable[tuple[str, str, str]]) -> list[str]:
+    """The arrows between kafka/'s packages that KAFKA_LAYERS does not allow."""
+    return [
+        f"{where} imports {imported}"
+        for source, imported, where in found
+        if (target := imported.split(".")[1]) != source
+        and target not in KAFKA_LAYERS.get(source, ())
+    ]
+
+
+def apps_only_violations(found: Iterable[tuple[str, str, str]]) -> list[str]:
+    """The arrows from a core of WITHOUT_APPS_ONLY into APPS_ONLY."""
+    return [
+        f"{where} imports {imported}"
+        for source, imported, where in found
+        if source in WITHOUT_APPS_ONLY
+        and any(imported == only or imported.startswith(f"{only}.") for only in APPS_ONLY)
+    ]
 
 
 def package_graph() -> dict[str, dict[str, str]]:
@@ -130,6 +184,45 @@ def test_an_app_reaches_into_another_only_through_its_service_layer(app: str) ->
         and imported not in {allowed.rpartition(".")[0] for allowed in ALLOWED[app]}
     ]
     assert wrong == []
+
+
+def test_the_cores_never_import_the_records_shown_to_people_or_the_embedded_broker() -> None:
+    assert apps_only_violations(arrows()) == []
+
+
+def test_each_kafka_package_imports_only_the_packages_below_it() -> None:
+    assert kafka_layer_violations(kafka_arrows()) == []
+
+
+def test_every_kafka_module_lives_in_a_package_with_a_place_in_the_layers() -> None:
+    kafka = ROOT / PACKAGE / "kafka"
+    packages = {p.parent.name for p in kafka.glob("*/__init__.py")}
+    loose = sorted(p.name for p in kafka.glob("*.py") if p.name != "__init__.py")
+    assert (sorted(packages ^ KAFKA_LAYERS.keys()), loose) == ([], [])
+
+
+def test_the_kafka_checks_find_a_wrong_arrow() -> None:
+    """The checks above pass on the real tree; this proves they could fail."""
+    found = [
+        ("client", "kafka.admin.topics", "a.py:1"),
+        ("client", "kafka.client.config", "b.py:2"),
+        ("inspect", "kafka.admin.stretch", "c.py:3"),
+        ("", "kafka.client.config", "d.py:4"),
+    ]
+    assert kafka_layer_violations(found) == [
+        "a.py:1 imports kafka.admin.topics",
+        "d.py:4 imports kafka.client.config",
+    ]
+    found = [
+        ("kmq", "kafka.inspect.browse", "e.py:5"),
+        ("scheduler", "kafka.embedded", "f.py:6"),
+        ("pipeline", "kafka.inspection", "g.py:7"),
+        ("console", "kafka.inspect.tail", "h.py:8"),
+    ]
+    assert apps_only_violations(found) == [
+        "e.py:5 imports kafka.inspect.browse",
+        "f.py:6 imports kafka.embedded",
+    ]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORES = ["kmqadmin.kmq", "kmqadmin.scheduler", "kmqadmin.kafka"]
 # Modules that read package data when imported (share_groups: its KIP-932 schemas).
-WITH_DATA = ["kmqadmin.kafka.share_groups"]
+WITH_DATA = ["kmqadmin.kafka.admin.share_groups"]
 EXTRAS_ONLY = ["django", "celery", "pyspark", "rest_framework"]
 
 PROBE = """

@@ -19,8 +19,8 @@ from kmqadmin.console.cli.supervisor import (
     MisconfiguredChild,
     Supervisor,
 )
-from kmqadmin.kafka import restart_pause
-from kmqadmin.kafka.embedded import free_port, port_in_use
+from kmqadmin.kafka.embedded.broker import free_port, port_in_use
+from kmqadmin.kafka.ownership import restart_pause
 from tests.process import Run, wait_for
 
 

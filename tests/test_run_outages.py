@@ -13,10 +13,10 @@ import pytest
 from confluent_kafka import KafkaException
 
 from bench.common import read_topic
-from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
-from kmqadmin.kafka.embedded import free_port
-from kmqadmin.kafka.groups import GroupError
-from kmqadmin.kafka.topics import cluster_metadata
+from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.admin.groups import GroupError
+from kmqadmin.kafka.admin.topics import cluster_metadata
+from kmqadmin.kafka.embedded.broker import free_port
 from tests.process import Run, wait_for
 
 # The budget: everything resumes within this of the broker being back.

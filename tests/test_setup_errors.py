@@ -2,7 +2,7 @@
 
 import pytest
 
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.embedded.broker import free_port
 from tests.process import manage
 
 

@@ -20,7 +20,7 @@ from kmqadmin.console.services.masking import (
     masked_letter_filter,
     masking_for,
 )
-from kmqadmin.kafka.payload_masking import MaskRules
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.kmq.draft import TooLarge
 

@@ -23,11 +23,11 @@ from kmqadmin.console.services.missing import Missing
 from kmqadmin.console.services.registered import Ambiguous
 from kmqadmin.console.services.schedules import TargetNotAllowed
 from kmqadmin.console.services.sent_once import FirstStillOpen, KeyReused
-from kmqadmin.kafka.checked_producer import OutcomeUnknown
-from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
-from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
-from kmqadmin.kafka.offset_reader import ReadTimeout
-from kmqadmin.kafka.offset_reset import BadReset
+from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound
+from kmqadmin.kafka.admin.offset_reader import ReadTimeout
+from kmqadmin.kafka.admin.offset_reset import BadReset
+from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
+from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:

@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 
 from kmqadmin.console.services import groups
 from kmqadmin.console.services.roles import Role
-from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kafka.groups import KINDS, Kind, Member
-from kmqadmin.kafka.offset_reset import MODES, PlannedMove, ResetTarget
+from kmqadmin.kafka.admin.groups import KINDS, Kind, Member
+from kmqadmin.kafka.admin.offset_reset import MODES, PlannedMove, ResetTarget
+from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq import names
 
 

@@ -11,7 +11,7 @@ from rest_framework.fields import get_error_detail
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.validators import given_text, topic_name
-from kmqadmin.kafka.clock import epoch_ms
+from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq.config import BACKENDS
 from kmqadmin.kmq.draft import ENCODINGS, Draft, decode_value
 from kmqadmin.kmq.given_headers import BadInput, check_headers

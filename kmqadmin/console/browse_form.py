@@ -4,9 +4,9 @@ from dataclasses import replace
 
 from django import forms
 
-from kmqadmin.kafka.browse import NEWEST, OLDEST, Caps, Seek
-from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kafka.record_filter import FilterError, RecordFilter
+from kmqadmin.kafka.client.clock import epoch_ms
+from kmqadmin.kafka.inspect.browse import NEWEST, OLDEST, Caps, Seek
+from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 
 from .services.coordinates import MAX_OFFSET, MAX_PARTITION
 

@@ -18,8 +18,8 @@ from confluent_kafka import KafkaException
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
-from kmqadmin.kafka.offset_reader import ReadTimeout
+from kmqadmin.kafka.admin.offset_reader import ReadTimeout
+from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 
 from . import live_feed
 from .models import Queue

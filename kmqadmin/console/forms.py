@@ -7,8 +7,8 @@ from confluent_kafka import Message as KafkaMessage
 from django import forms
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kafka.security import SECRET_REFERENCES, reference_problem
+from kmqadmin.kafka.client.clock import epoch_ms
+from kmqadmin.kafka.client.security import SECRET_REFERENCES, reference_problem
 from kmqadmin.kmq import LetterFilter
 from kmqadmin.scheduler import wire
 

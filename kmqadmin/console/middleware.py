@@ -10,9 +10,9 @@ from django.shortcuts import render
 
 from kmqadmin.console.services.availability import RETRY_AFTER_S
 from kmqadmin.console.services.registered import CLUSTER, Ambiguous
-from kmqadmin.kafka.checked_producer import OutcomeUnknown
-from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
-from kmqadmin.kafka.offset_reader import ReadTimeout
+from kmqadmin.kafka.admin.offset_reader import ReadTimeout
+from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
+from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 
 
 class KafkaErrorMiddleware:

@@ -7,12 +7,12 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from kmqadmin.kafka.access import verify_access
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.masking import Masked
-from kmqadmin.kafka.payload_masking import MAX_PATTERN_CHARS, MaskRuleError, MaskRules
-from kmqadmin.kafka.schema_decoding import RegistrySettings
-from kmqadmin.kafka.security import (
+from kmqadmin.kafka.admin.share_groups import ShareGroupError, broker_limits
+from kmqadmin.kafka.admin.topics import admin_client
+from kmqadmin.kafka.client.access import verify_access
+from kmqadmin.kafka.client.errors import KafkaSetupError
+from kmqadmin.kafka.client.masking import Masked
+from kmqadmin.kafka.client.security import (
     MECHANISMS,
     PROTOCOLS,
     REFERENCE_HELP,
@@ -20,8 +20,8 @@ from kmqadmin.kafka.security import (
     read_secret,
     reference_problem,
 )
-from kmqadmin.kafka.share_groups import ShareGroupError, broker_limits
-from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kafka.inspect.payload_masking import MAX_PATTERN_CHARS, MaskRuleError, MaskRules
+from kmqadmin.kafka.inspect.schema_decoding import RegistrySettings
 from kmqadmin.kmq import Backoff, QueueConfig, names, share_group
 from kmqadmin.scheduler import SchedulerConfig
 

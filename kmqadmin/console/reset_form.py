@@ -7,10 +7,10 @@ import json
 
 from django import forms
 
-from kmqadmin.kafka import json_payload
-from kmqadmin.kafka.clock import epoch_ms
-from kmqadmin.kafka.groups import Partition
-from kmqadmin.kafka.offset_reset import MODES, ResetTarget
+from kmqadmin.kafka.admin.groups import Partition
+from kmqadmin.kafka.admin.offset_reset import MODES, ResetTarget
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq import names
 
 from .services.groups import named, parse_offsets

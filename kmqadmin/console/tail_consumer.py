@@ -1,15 +1,14 @@
 """The browser's live tail: records written to a topic after the socket
 opened, filtered as the page is, pushed as table rows.
 
-Each socket has its own Tail (kafka/tail.py): an assigned consumer at the
-topic's end, polled in a thread of the tails' own pool so the event loop
+Each socket has its own Tail (kafka/inspect/tail.py): an assigned consumer at
+the topic's end, polled in a thread of the tails' own pool so the event loop
 never blocks on Kafka and a tail's one-second poll never waits for a thread.
 At most MAX_TAILS are open in a process, each a consumer with librdkafka's
-threads. A push carries at most Tail.rate rows a poll and says how many
-more matched; the socket closes with a code saying why when it cannot start
-(4403 no role, 4404 no such cluster or topic, 4400 a bad filter, 4429 too
-many tails open, 4503 the cluster unusable), and its consumer is closed
-with the socket.
+threads. A push carries at most Tail.rate rows a poll and says how many more
+matched; the socket closes with a code saying why when it cannot start (4403
+no role, 4404 no such cluster or topic, 4400 a bad filter, 4429 too many tails
+open, 4503 the cluster unusable), and its consumer is closed with the socket.
 """
 
 import asyncio
@@ -24,10 +23,10 @@ from confluent_kafka import KafkaException
 from confluent_kafka import Message as KafkaMessage
 from django.template.loader import render_to_string
 
-from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
-from kmqadmin.kafka.payload_masking import MaskRules
-from kmqadmin.kafka.record_filter import FilterError, RecordFilter
-from kmqadmin.kafka.tail import Tail, TailBatch
+from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
+from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
+from kmqadmin.kafka.inspect.tail import Tail, TailBatch
 
 from .consumers import NOT_ALLOWED, NOT_FOUND
 from .models import Cluster

@@ -16,11 +16,11 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.closing import Closing
-from kmqadmin.kafka.config import consumer_config, producer_config
-from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.closing import Closing
+from kmqadmin.kafka.client.config import consumer_config, producer_config
+from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import headers, markers
 from .config import QueueConfig

@@ -4,8 +4,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kmqadmin.kafka.masking import masked
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.masking import masked
 from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
 from kmqadmin.scheduler.config import SchedulerConfig
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.checked_producer import CheckedProducer
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.scheduler import wire
 
 from . import headers

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.offset_reader import OffsetReader
-from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
-from kmqadmin.kafka.stretch import Stretch
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.offset_reader import OffsetReader
+from kmqadmin.kafka.admin.stretch import Stretch
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.checked_producer import CheckedProducer
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import headers
 from .config import QueueConfig

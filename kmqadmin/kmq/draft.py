@@ -8,8 +8,8 @@ import binascii
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kmqadmin.kafka import json_payload
-from kmqadmin.kafka.message_size import record_bytes
+from kmqadmin.kafka.admin.message_size import record_bytes
+from kmqadmin.kafka.client import json_payload
 
 from .given_headers import RESERVED_PREFIXES, BadInput, check_headers, check_text
 from .headers import Headers
@@ -31,7 +31,7 @@ class Draft:
     partition: int | None = None  # None: the partitioner's choice
 
     def size(self) -> int:
-        """What it weighs against the topic's limit (kafka.message_size)."""
+        """What it weighs against the topic's limit (kafka.admin.message_size)."""
         return record_bytes(self.value, self.key, dict(self.headers))
 
     def header_names(self) -> list[str]:
@@ -100,7 +100,7 @@ def draft(
 def check_size(found: Draft, payload_cap: int, record_cap: int) -> None:
     """TooLarge if the value passes ``payload_cap`` (kmqadmin's own,
     KMQ_MAX_PAYLOAD_BYTES) or value, key and headers pass ``record_cap``
-    (what the topic takes, kafka.message_size)."""
+    (what the topic takes, kafka.admin.message_size)."""
     if (size := len(found.value)) > payload_cap:
         raise TooLarge(f"the value is {size} bytes; at most {payload_cap} (KMQ_MAX_PAYLOAD_BYTES)")
     if (size := found.size()) > record_cap:

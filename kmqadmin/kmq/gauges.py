@@ -7,7 +7,7 @@ size is its committed records. Both are counts of
 records, not offsets: the tracker writes letters and redelivered copies in
 transactions, whose markers take offsets too, so offsets alone counted
 every letter twice. The records are counted by reading them once each
-(kafka/record_count.py): after the first answer a gauge reads only what
+(kafka/admin/record_count.py): after the first answer a gauge reads only what
 arrived since. Answers are kept for ``max_age_s`` (1 s), so any number of
 live pages on one queue cost the broker one reading a second.
 """
@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.record_count import RecordCount
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.record_count import RecordCount
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.config import consumer_config
 
 from .config import QueueConfig
 

@@ -5,9 +5,9 @@ import struct
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.bounds import MAX_OFFSET, MAX_PARTITION
-from kmqadmin.kafka.record import UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.bounds import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.kafka.client.record import UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import names
 

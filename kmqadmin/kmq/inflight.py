@@ -18,10 +18,10 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 from sortedcontainers import SortedDict
 
-from kmqadmin.kafka.caught_up import caught_up
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.offset_reader import OffsetReader
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.caught_up import caught_up
+from kmqadmin.kafka.admin.offset_reader import OffsetReader
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.config import consumer_config
 
 from . import headers, markers
 from .config import QueueConfig

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.clock import utc_text
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.record import UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
-from kmqadmin.kafka.stretch import Stretch
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.stretch import Stretch
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.clock import utc_text
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.client.record import UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import headers, markers
 from .config import QueueConfig

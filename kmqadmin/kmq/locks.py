@@ -15,7 +15,7 @@ that reaches the tracker after the message was redelivered settles nothing
 
 from collections.abc import Sequence
 
-from kmqadmin.kafka.record import UndecodableRecord
+from kmqadmin.kafka.client.record import UndecodableRecord
 
 from .message import Message
 

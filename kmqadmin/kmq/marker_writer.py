@@ -7,8 +7,8 @@ the markers topic that the owning tracker applies in order.
 
 from collections.abc import Iterable
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.checked_producer import CheckedProducer
+from kmqadmin.kafka.client.clock import now_ms
 
 from . import markers
 from .config import QueueConfig

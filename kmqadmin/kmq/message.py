@@ -9,7 +9,7 @@ from confluent_kafka import (
 )
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import headers
 from .headers import Headers

@@ -1,7 +1,7 @@
 """Topic names: Kafka's rule for one, and the default companion topics as
 SoftwareMill kmq names them."""
 
-from kmqadmin.kafka.topic_names import MAX_TOPIC_LENGTH, TOPIC_NAME, BadTopicName, check_name
+from kmqadmin.kafka.client.topic_names import MAX_TOPIC_LENGTH, TOPIC_NAME, BadTopicName, check_name
 
 # The rule itself is the kafka core's, so the scheduler can apply it too.
 __all__ = ["MAX_TOPIC_LENGTH", "TOPIC_NAME", "BadTopicName", "check_topic"]

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 
-from kmqadmin.kafka.checked_producer import CheckedProducer, Report
+from kmqadmin.kafka.client.checked_producer import CheckedProducer, Report
 
 from .config import QueueConfig
 
@@ -16,7 +16,7 @@ class QueueProducer:
     """
 
     def __init__(self, config: QueueConfig, *, confirm_each: bool = False) -> None:
-        """``confirm_each``: for ``send_confirmed`` (kafka.checked_producer)."""
+        """``confirm_each``: for ``send_confirmed`` (kafka.client.checked_producer)."""
         self.config = config
         self._producer = CheckedProducer(
             config.bootstrap_servers, config.kafka_config, confirm_each=confirm_each

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import Producer, TopicPartition
 
-from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.kafka.admin.offset_reader import OffsetReader, ReadTimeout
 
 from . import markers
 from .config import QueueConfig

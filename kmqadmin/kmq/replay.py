@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.stretch import Stretch
-from kmqadmin.kafka.topics import admin_client, topic_partitions
+from kmqadmin.kafka.admin.stretch import Stretch
+from kmqadmin.kafka.admin.topics import admin_client, topic_partitions
+from kmqadmin.kafka.client.checked_producer import CheckedProducer
+from kmqadmin.kafka.client.config import consumer_config
 
 from .config import QueueConfig
 from .copies import send_again

@@ -31,16 +31,16 @@ from functools import partial
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.closing import Closing
-from kmqadmin.kafka.config import producer_config
-from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.closing import Closing
+from kmqadmin.kafka.client.config import producer_config
+from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kafka.share_consumer.batch_optimized import BatchOptimizedConsumer
 from kmqadmin.kafka.share_consumer.consumer import Refusal, ShareConsumer
 from kmqadmin.kafka.share_consumer.errors import ShareConsumerError
 from kmqadmin.kafka.share_consumer.leases import ACCEPT, RELEASE
-from kmqadmin.kafka.topics import topic_partitions
 
 from . import copies, headers, share_group
 from .config import QueueConfig

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, fields
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka import json_payload
-from kmqadmin.kafka.clock import LAST_MS
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.clock import LAST_MS
 
 MINUTE_MS = 60_000
 

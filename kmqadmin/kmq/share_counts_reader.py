@@ -18,9 +18,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config
 
 from .share_counts import MINUTE_MS, BadCounts, ShareCounts, decode, minute_of
 

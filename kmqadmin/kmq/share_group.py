@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from kmqadmin.kafka.share_groups import BrokerLimits, ShareGroupError, broker_limits
-from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kafka.admin.share_groups import BrokerLimits, ShareGroupError, broker_limits
+from kmqadmin.kafka.admin.topics import admin_client
 
 if TYPE_CHECKING:
     from .config import QueueConfig  # which calls configure() from ensure_topics

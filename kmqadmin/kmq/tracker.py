@@ -3,10 +3,10 @@
 This is the loop of the tracker as kmq splits it: assignment, consume,
 redeliver what is due, commit. Per assigned markers partition it keeps a
 MarkersPartition: what the markers say (kmq/tracked_partition.py: the open
-set, rejected reasons, the commit point) and a transactional producer whose
-id is derived from the partition, so whichever tracker owns the partition
-next fences the previous one (kafka/partition_owner.py). A redelivery or DLQ
-move is one transaction (kmq/redeliverer.py).
+set, rejected reasons, the commit point) and a transactional producer whose id
+is derived from the partition, so whichever tracker owns the partition next
+fences the previous one (kafka/ownership/partition_owner.py). A redelivery or
+DLQ move is one transaction (kmq/redeliverer.py).
 """
 
 import logging
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.barrier import write_barrier
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.fencing import is_fenced
-from kmqadmin.kafka.partition_owner import Owned, OwnedPartition, PartitionOwner
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.ownership.barrier import write_barrier
+from kmqadmin.kafka.ownership.fencing import is_fenced
+from kmqadmin.kafka.ownership.partition_owner import Owned, OwnedPartition, PartitionOwner
 
 from . import markers
 from .closed_offsets import ClosedOffsets

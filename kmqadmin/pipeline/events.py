@@ -19,7 +19,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kmqadmin.kafka.clock import LAST_MS
+from kmqadmin.kafka.client.clock import LAST_MS
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerType
 from kmqadmin.kmq.share_counts import ShareCounts

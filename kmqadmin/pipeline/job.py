@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 from pyspark.sql.types import StructType
 
-from kmqadmin.kafka.masking import Masked
-from kmqadmin.kafka.security import ClusterSecurity
+from kmqadmin.kafka.client.masking import Masked
+from kmqadmin.kafka.client.security import ClusterSecurity
 
 from .events import QueueTopics, events, placed, topics
 from .lifecycle import analyse, partition_columns, skipped

@@ -15,7 +15,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.topics import topic_partitions
 
 # JSON form of an offset map, as Spark's Kafka source writes it: {"topic": {"0": 42}}.
 Offsets = dict[str, dict[str, int]]

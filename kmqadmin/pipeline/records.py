@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from kmqadmin.kafka.record import UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.record import UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 from .ranges import OffsetRange
 

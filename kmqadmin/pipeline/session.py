@@ -13,7 +13,7 @@ SPARK_KAFKA = "kafka"
 _PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 # What Spark's source must be told to read what ours reads: the headers, and
 # no records of aborted or still open transactions (read_committed, as every
-# queue consumer reads; ours gets it from kafka.config.consumer_config).
+# queue consumer reads; ours gets it from kafka.client.config.consumer_config).
 SPARK_KAFKA_OPTIONS = {"includeHeaders": "true", "kafka.isolation.level": "read_committed"}
 # Spark's Kafka source and what it needs beyond pyspark's jars (jvm/spark/pom.xml,
 # fetched by `make deps`); KMQ_SPARK_JARS names another folder.

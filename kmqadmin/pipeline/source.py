@@ -20,7 +20,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.client.config import consumer_config
 
 from .ranges import EARLIEST, LATEST, OffsetRange, Offsets, RangeResolver, parse_offsets, ranges
 from .records import SPARK_SCHEMA, read_range

@@ -4,8 +4,8 @@ from collections.abc import Mapping
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
-from kmqadmin.kafka.clock import When, epoch_ms
+from kmqadmin.kafka.client.checked_producer import CheckedProducer
+from kmqadmin.kafka.client.clock import When, epoch_ms
 
 from . import wire
 from .config import SchedulerConfig

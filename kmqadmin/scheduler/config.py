@@ -4,8 +4,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmqadmin.kafka.masking import masked
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.masking import masked
 
 DAY_MS = 86_400_000
 

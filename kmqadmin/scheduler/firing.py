@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaException
 
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 
 from .lateness import Lateness
 from .partition import Armed, Key, PartitionState

@@ -14,8 +14,8 @@ from collections.abc import Hashable
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.kafka.admin.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.kafka.client.clock import now_ms
 
 from . import wire
 from .partition import Armed, Key, PartitionState

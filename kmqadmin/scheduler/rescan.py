@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config
 
 from . import wire
 from .config import SchedulerConfig

@@ -3,9 +3,9 @@
 Partitions of the schedules topic are shared through a consumer group; the
 group is used for assignment only and never commits, because the schedules
 themselves live in the (compacted) topic: an owner reads its partitions from
-the start. Per partition it keeps a ScheduleStore and a transactional
-producer whose id is derived from the partition, so the next owner fences
-the previous one (kafka/partition_owner.py). Firing is one transaction: the
+the start. Per partition it keeps a ScheduleStore and a transactional producer
+whose id is derived from the partition, so the next owner fences the previous
+one (kafka/ownership/partition_owner.py). Firing is one transaction: the
 target records and the tombstones of their schedules (scheduler/firing.py).
 
 Nothing fires on a partition before the owner has read every record that
@@ -20,13 +20,13 @@ import logging
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.barrier import write_barrier
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.errors import TopicMissing
-from kmqadmin.kafka.fencing import is_fenced
-from kmqadmin.kafka.offset_reader import OffsetReader
-from kmqadmin.kafka.partition_owner import Owned, PartitionOwner
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.offset_reader import OffsetReader
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.errors import TopicMissing
+from kmqadmin.kafka.ownership.barrier import write_barrier
+from kmqadmin.kafka.ownership.fencing import is_fenced
+from kmqadmin.kafka.ownership.partition_owner import Owned, PartitionOwner
 
 from . import wire
 from .config import SchedulerConfig

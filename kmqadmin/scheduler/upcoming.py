@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.caught_up import caught_up
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.offset_reader import OffsetReader
-from kmqadmin.kafka.record import hexed
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.caught_up import caught_up
+from kmqadmin.kafka.admin.offset_reader import OffsetReader
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.client.record import hexed
 
 from . import wire
 from .config import SchedulerConfig

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.clock import LAST_MS
-from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
-from kmqadmin.kafka.topic_names import BadTopicName, check_name
+from kmqadmin.kafka.client.clock import LAST_MS
+from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
+from kmqadmin.kafka.client.topic_names import BadTopicName, check_name
 
 # The prefix of every header etf1's wire format gives a meaning to.
 PREFIX = "scheduler-"

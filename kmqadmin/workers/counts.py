@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from kmqadmin.console.models import Queue, QueueMinute
-from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.kmq import RedeliveryTracker
 
 # (acked, redelivered, dead-lettered), as a tracker's stats count them.

@@ -3,7 +3,7 @@
 import logging
 from collections.abc import Callable, Hashable, Mapping
 
-from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.ownership.service import Service
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from functools import partial
 from typing import Any
 
 from kmqadmin.console.models import Queue, ScheduleTopic
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.client.errors import KafkaSetupError
+from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.kmq import RedeliveryTracker
 from kmqadmin.scheduler import Scheduler
 

@@ -7,9 +7,9 @@ from urllib.parse import quote
 import pytest
 
 from kmqadmin.console.models import AuditEntry, Cluster
-from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.api.conftest import client_as
 from tests.group_helpers import GroupMember, consumed_group
 from tests.process import wait_for

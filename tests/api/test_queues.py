@@ -8,7 +8,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer
 from tests.api.conftest import client_as
 from tests.kafka_helpers import read_all

@@ -19,8 +19,8 @@ from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig
 from kmqadmin.scheduler import SchedulerConfig
 from tests.group_helpers import consumed_group

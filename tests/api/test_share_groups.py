@@ -4,7 +4,7 @@ ShareConsumer, and the admin-only, audited reset of its start offset."""
 import pytest
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.api.conftest import client_as
 from tests.process import wait_for
 from tests.share_helpers import Sharer

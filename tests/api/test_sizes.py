@@ -5,7 +5,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from kmqadmin.console.services import clients
-from kmqadmin.kafka.message_size import PRODUCER_DEFAULT, RECORD_OVERHEAD
+from kmqadmin.kafka.admin.message_size import PRODUCER_DEFAULT, RECORD_OVERHEAD
 from kmqadmin.kmq import QueueConfig
 from tests.kafka_helpers import read_all
 

@@ -12,8 +12,8 @@ from django.test import Client
 
 from kmqadmin.console import browse_form
 from kmqadmin.console.models import Queue, ScheduleTopic
-from kmqadmin.kafka.browse import Caps
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.inspect.browse import Caps
 from kmqadmin.kmq import markers
 from kmqadmin.scheduler import wire
 from tests.console.conftest import client_as

@@ -7,7 +7,7 @@ from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.console.conftest import client_as
 from tests.console.test_live import connect, receive_until
 from tests.users import user_with

@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 
 from kmqadmin.console.cli.doctor import KAFKA_WITHIN_S, check_kafka
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production]
 

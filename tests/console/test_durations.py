@@ -4,7 +4,7 @@ import pytest
 
 from kmqadmin.console.durations import duration, relative
 from kmqadmin.console.templatetags.kmq import age, countdown, ms_datetime
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 
 S, MIN, H, DAY = 1_000, 60_000, 3_600_000, 86_400_000
 YEAR = 31_556_952_000

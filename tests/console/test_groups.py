@@ -14,9 +14,9 @@ from django.test import Client
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.console.reset_form import ConfirmResetForm
 from kmqadmin.console.services import clients
-from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.console.conftest import client_as
 from tests.group_helpers import GroupMember, consumed_group, produce
 from tests.process import wait_for

@@ -19,7 +19,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, names
 from tests.console.test_live import connect, receive_until
 from tests.kafka_helpers import read_all

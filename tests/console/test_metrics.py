@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kmqadmin.console.metrics.queues import DEADLINE_S
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.metrics.exposition import registry
 from tests.console.conftest import client_as
 from tests.process import ROOT, env

@@ -8,7 +8,7 @@ from django.test import Client
 
 from kmqadmin.console.models import Cluster
 from kmqadmin.console.services.readiness import READY_WITHIN_S
-from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 from tests.users import user_with
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from kmqadmin.console.services import renderings as module
 from kmqadmin.console.services.renderings import Rendering, Source, renderings
 from kmqadmin.console.services.topic_kinds import Kind
 from kmqadmin.console.templatetags.kmq import SHOWN_BYTES, payload
-from kmqadmin.kafka.browse import BrowsedRecord
+from kmqadmin.kafka.inspect.browse import BrowsedRecord
 from kmqadmin.kmq import markers
 
 

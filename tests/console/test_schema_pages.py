@@ -12,7 +12,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.kmq import QueueConfig, QueueProducer
 from tests.console.conftest import client_as
 from tests.fixtures.schemas import Framing

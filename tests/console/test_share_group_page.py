@@ -8,8 +8,8 @@ from confluent_kafka import Producer
 from django.test import Client
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import AcksRefused, LockExpired, QueueClient
 from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
 from tests.console.conftest import client_as

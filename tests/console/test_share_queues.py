@@ -9,7 +9,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Queue
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all

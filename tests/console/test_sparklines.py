@@ -10,8 +10,8 @@ from confluent_kafka import Producer
 
 from kmqadmin.console.models import Queue
 from kmqadmin.console.services.sparklines import HEIGHT, MINUTES, _points, sparklines
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueClient, RedeliveryTracker, names
 from kmqadmin.kmq.share_counts import ShareCounts, minute_of
 from kmqadmin.workers.counts import CountPublisher

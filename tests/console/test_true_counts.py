@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from kmqadmin.console.consumers import dashboard_rows, in_flight_table
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.console.services.roles import Role
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import topic_partitions
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker
 from tests.console.conftest import client_as
 from tests.kafka_helpers import read_all

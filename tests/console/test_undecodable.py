@@ -8,7 +8,7 @@ from confluent_kafka import Producer
 
 from kmqadmin.console.models import Queue
 from kmqadmin.console.services import raw_headers
-from kmqadmin.kafka.config import producer_config
+from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kmq import QueueConfig, markers
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import wire

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 from tests.process import Run
 
 CHROMIUM = os.environ.get("KMQ_CHROMIUM", "/usr/bin/chromium")

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Producer
 from playwright.sync_api import Page, expect
 
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
 from tests.e2e.conftest import Stack, screenshot
 from tests.e2e.test_console import label_of, register
 

@@ -8,8 +8,8 @@ import uuid
 import pytest
 from playwright.sync_api import Page, expect
 
-from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.admin.topics import ensure_topics
 from tests.e2e.conftest import Stack, screenshot
 from tests.e2e.test_console import label_of, register
 from tests.group_helpers import consumed_group

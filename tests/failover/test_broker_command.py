@@ -8,8 +8,8 @@ import threading
 
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kmqadmin.kafka.embedded import free_port, port_in_use
-from kmqadmin.kafka.topics import admin_client, ensure_topics
+from kmqadmin.kafka.admin.topics import admin_client, ensure_topics
+from kmqadmin.kafka.embedded.broker import free_port, port_in_use
 from tests.process import ROOT, env, wait_for
 
 

@@ -2,7 +2,7 @@
 by kill -9, in the middle of the work: nothing is lost, no copy or letter is
 written twice, every schedule fires once.
 
-The cluster runs what a production one needs (kafka/embedded.py,
+The cluster runs what a production one needs (kafka/embedded/broker.py,
 _REPLICATED): replication factor 3, min.insync.replicas 2, the transaction
 log on three replicas. Each test prints its timeline as JSON.
 """
@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka import KafkaException
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.embedded_cluster import EmbeddedCluster
+from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
 from kmqadmin.kmq import (
     Backoff,
     QueueClient,

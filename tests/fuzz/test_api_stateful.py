@@ -27,7 +27,7 @@ from schemathesis.checks import not_a_server_error
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.console.services import clients
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.chaos import report
 from tests.users import user_with
 

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.console.services import clients
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig, QueueProducer, markers, names
 from tests.chaos import last_json_line, report
 from tests.kafka_helpers import read_all

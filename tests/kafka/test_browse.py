@@ -7,12 +7,12 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Producer
 
-from kmqadmin.kafka.browse import NEWEST, BadSeek, Caps, Seek, Stop, TopicBrowser
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.errors import TopicMissing
-from kmqadmin.kafka.record_filter import RecordFilter
-from kmqadmin.kafka.tail import Tail
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.errors import TopicMissing
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
+from kmqadmin.kafka.inspect.browse import NEWEST, BadSeek, Caps, Seek, Stop, TopicBrowser
+from kmqadmin.kafka.inspect.record_filter import RecordFilter
+from kmqadmin.kafka.inspect.tail import Tail
 from tests.process import wait_for
 
 T0 = 1_700_000_000_000  # record i is written at T0 + i s

@@ -2,8 +2,8 @@
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-from kmqadmin.kafka.caught_up import caught_up
-from kmqadmin.kafka.config import consumer_config
+from kmqadmin.kafka.admin.caught_up import caught_up
+from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kmq import QueueConfig
 from tests.process import wait_for
 from tests.queue_helpers import send

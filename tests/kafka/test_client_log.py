@@ -6,9 +6,9 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from kmqadmin.kafka.client_log import LOGGER, OncePerMinute
-from kmqadmin.kafka.config import consumer_config, producer_config
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.client.client_log import LOGGER, OncePerMinute
+from kmqadmin.kafka.client.config import consumer_config, producer_config
+from kmqadmin.kafka.embedded.broker import free_port
 
 
 def record(facility: str, text: str) -> logging.LogRecord:

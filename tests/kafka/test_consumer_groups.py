@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
-from kmqadmin.kafka.offset_reset import OffsetOutOfRange, ResetTarget, apply, plan
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound
+from kmqadmin.kafka.admin.offset_reset import OffsetOutOfRange, ResetTarget, apply, plan
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.group_helpers import GroupMember, consumed_group
 from tests.process import wait_for
 

@@ -10,11 +10,15 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import ConfigResource
 
-from kmqadmin.kafka import embedded
-from kmqadmin.kafka.config import consumer_config, producer_config
-from kmqadmin.kafka.embedded import EmbeddedBroker, port_in_use
-from kmqadmin.kafka.errors import EmbeddedBrokerError
-from kmqadmin.kafka.topics import admin_client, cluster_metadata, ensure_topics, partition_counts
+from kmqadmin.kafka.admin.topics import (
+    admin_client,
+    cluster_metadata,
+    ensure_topics,
+    partition_counts,
+)
+from kmqadmin.kafka.client.config import consumer_config, producer_config
+from kmqadmin.kafka.client.errors import EmbeddedBrokerError
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, _cause, port_in_use
 from tests.broker import SUITE_SETTINGS
 from tests.process import ROOT, manage, wait_for
 
@@ -95,7 +99,7 @@ def test_kill_9_of_the_owner_takes_the_broker_down() -> None:
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from kmqadmin.kafka.embedded import EmbeddedBroker\n"
+            "from kmqadmin.kafka.embedded.broker import EmbeddedBroker\n"
             "b = EmbeddedBroker().start()\n"
             "print(b.port, flush=True)\n"
             "time.sleep(600)\n",
@@ -126,12 +130,12 @@ def test_a_failed_format_is_told_by_its_exception_not_the_end_of_its_stack_trace
         "Caused by: java.io.IOException: No space left on device\n"
         "\t... 8 more\n"
     )
-    assert embedded._cause(trace) == "Caused by: java.io.IOException: No space left on device"
-    assert embedded._cause(trace.split("Caused by")[0]) == (
+    assert _cause(trace) == "Caused by: java.io.IOException: No space left on device"
+    assert _cause(trace.split("Caused by")[0]) == (
         "Exception in thread main java.lang.RuntimeException: Invalid cluster.id"
     )
-    assert embedded._cause("just one line\n") == "just one line"
-    assert embedded._cause("") == "no output"
+    assert _cause("just one line\n") == "just one line"
+    assert _cause("") == "no output"
 
 
 @pytest.mark.skipif(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kmqadmin.kafka import json_payload
+from kmqadmin.kafka.client import json_payload
 
 TOO_DEEP = "[" * 100_000  # past json's C scanner and Python's stack alike
 

@@ -1,6 +1,6 @@
 """OffsetReader: records by offset, absent when there is none to wait for."""
 
-from kmqadmin.kafka.offset_reader import OffsetReader
+from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kmq import QueueConfig
 from tests.queue_helpers import send
 

@@ -6,8 +6,8 @@ import json
 import pytest
 from confluent_kafka import Message
 
-from kmqadmin.kafka.browse import BrowsedRecord
-from kmqadmin.kafka.payload_masking import HIDDEN, MAX_TEXT_CHARS, MaskRuleError, MaskRules
+from kmqadmin.kafka.inspect.browse import BrowsedRecord
+from kmqadmin.kafka.inspect.payload_masking import HIDDEN, MAX_TEXT_CHARS, MaskRuleError, MaskRules
 
 SECRET = "4111-1111-1111-1111"
 

@@ -3,8 +3,8 @@ clear refusal naming what cannot be carried over."""
 
 import pytest
 
-from kmqadmin.kafka.protocol_config import UnsupportedSetting, protocol_config
-from kmqadmin.kafka.security import ClusterSecurity
+from kmqadmin.kafka.client.security import ClusterSecurity
+from kmqadmin.kafka.protocol.config import UnsupportedSetting, protocol_config
 
 
 def test_scram_over_tls_is_carried_over(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,12 +1,13 @@
-"""kafka.raw_record: one record's headers as bytes, read below the Python API,
-on the real broker; every way it cannot answer is a bounded, clear error."""
+"""kafka.inspect.raw_record: one record's headers as bytes, read below the
+Python API, on the real broker; every way it cannot answer is a bounded, clear
+error."""
 
 import time
 
 import pytest
 
-from kmqadmin.kafka import raw_record
-from kmqadmin.kafka.librdkafka import LibrdkafkaError
+from kmqadmin.kafka.client.librdkafka import LibrdkafkaError
+from kmqadmin.kafka.inspect import raw_record
 from kmqadmin.kmq import QueueConfig
 from tests.raw_produce import RawRecord, produce_raw
 

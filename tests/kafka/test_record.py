@@ -1,8 +1,8 @@
-"""kafka.record.headers: the one safe read of a record's headers."""
+"""kafka.client.record.headers: the one safe read of a record's headers."""
 
 import pytest
 
-from kmqadmin.kafka import record
+from kmqadmin.kafka.client import record
 from kmqadmin.kmq import QueueConfig
 from tests.kafka_helpers import read_all
 from tests.raw_produce import RawRecord, produce_raw

@@ -4,8 +4,8 @@ import uuid
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.record_count import RecordCount
+from kmqadmin.kafka.admin.record_count import RecordCount
+from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kmq import QueueConfig
 from tests.queue_helpers import send
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from confluent_kafka import Message
 
-from kmqadmin.kafka.record_filter import FilterError, RecordFilter
+from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 
 
 def record(value: bytes | None = b"", key: bytes | None = None, headers=None) -> Message:

@@ -1,6 +1,6 @@
 """The pause before a restart (pure logic)."""
 
-from kmqadmin.kafka.restart_pause import LONGEST_S, SETTLED_S, RestartPause
+from kmqadmin.kafka.ownership.restart_pause import LONGEST_S, SETTLED_S, RestartPause
 
 
 def test_quick_failures_double_the_pause_up_to_the_longest() -> None:

@@ -8,8 +8,8 @@ import time
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField
 
-from kmqadmin.kafka.embedded import free_port
-from kmqadmin.kafka.schema_decoding import (
+from kmqadmin.kafka.embedded.broker import free_port
+from kmqadmin.kafka.inspect.schema_decoding import (
     NOT_FRAMED,
     RegistrySettings,
     SchemaDecoder,
@@ -120,7 +120,7 @@ def test_protobuf_schemas_read_the_same_as_text_or_as_confluents_serialized_form
     message type."""
     from google.protobuf import descriptor_pb2
 
-    from kmqadmin.kafka.schema_decoding import _pool
+    from kmqadmin.kafka.inspect.schema_decoding import _pool
     from tests.fixtures.schemas import SHIPMENT_PROTO
 
     from_text = _pool({"s.proto": SHIPMENT_PROTO}).FindFileByName("s.proto")

@@ -6,8 +6,8 @@ import time
 import pytest
 from confluent_kafka import KafkaException
 
-from kmqadmin.kafka import restart_pause
-from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.ownership import restart_pause
+from kmqadmin.kafka.ownership.service import Service
 from tests.process import wait_for
 
 

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Producer
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound
-from kmqadmin.kafka.offset_reset import ResetTarget, apply, plan
-from kmqadmin.kafka.share_groups import PartitionProgress, ShareGroupAdmin
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound
+from kmqadmin.kafka.admin.offset_reset import ResetTarget, apply, plan
+from kmqadmin.kafka.admin.share_groups import PartitionProgress, ShareGroupAdmin
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.process import wait_for
 from tests.share_helpers import Sharer, read_from_earliest
 

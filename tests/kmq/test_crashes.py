@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.stats import TrackerStats

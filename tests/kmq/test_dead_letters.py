@@ -3,7 +3,7 @@ reads at most its cap of records after the seek."""
 
 import pytest
 
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import dead_letters as module
 from kmqadmin.kmq.dead_letters import SCAN_FACTOR, DeadLetters, LetterFilter

@@ -4,7 +4,7 @@ import dataclasses
 
 from confluent_kafka import Producer
 
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import (
     InFlightView,
     MarkerWriter,

@@ -7,8 +7,8 @@ from collections import Counter
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import (
     QueueClient,
     QueueConfig,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import InFlightView, QueueClient, QueueConfig, QueueGauges, replay
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.replay import Replayer, purge

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Producer
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq.share_counts import MINUTE_MS, BadCounts, ShareCounts, decode, minute_of
 from kmqadmin.kmq.share_counts_reader import ShareCountsReader
 from tests.kmq.marker_records import FakeRecord

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kmqadmin.kafka.share_groups import ShareGroupError
-from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kafka.admin.share_groups import ShareGroupError
+from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kmq import (
     AcksRefused,
     Backoff,

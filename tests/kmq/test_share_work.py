@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from kmqadmin.kafka.config import producer_config
+from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kmq import Message, QueueClient, QueueConfig
 from tests.kafka_helpers import read_all
 from tests.kmq.test_crashes import spawn

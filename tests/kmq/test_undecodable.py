@@ -7,7 +7,7 @@ import logging
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from kmqadmin.kafka.config import consumer_config, producer_config
+from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import (
     Message,
     QueueClient,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.pipeline.events import QueueTopics
 

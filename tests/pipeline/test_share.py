@@ -19,9 +19,9 @@ import pytest
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, headers
 from kmqadmin.kmq.share_counts import minute_of
 from kmqadmin.pipeline.columns import COUNTS, MINUTE_COLUMNS, QUANTILE_COLUMNS

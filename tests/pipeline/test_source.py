@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql.utils import AnalysisException
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.session import (
     NAME,

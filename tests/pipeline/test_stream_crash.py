@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
 from tests.chaos import log_tail
 from tests.process import ROOT, kill9, wait_for

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 from confluent_kafka import KafkaException
 
-from kmqadmin.kafka.checked_producer import CheckedProducer
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.client.checked_producer import CheckedProducer
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, UpcomingView, wire
 from tests.process import wait_for
 from tests.schedule_helpers import PARTITIONS, fired, fired_ids, in_seconds

@@ -9,7 +9,7 @@ import pytest
 from bench.common import read_topic
 from kmqadmin.console.cli.doctor import run_checks
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.errors import ClusterSettingError
+from kmqadmin.kafka.client.errors import ClusterSettingError
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker
 from tests.process import wait_for
 from tests.queue_helpers import poll_until, send

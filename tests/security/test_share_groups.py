@@ -4,7 +4,7 @@ settings (SCRAM-SHA-512, a client certificate)."""
 import pytest
 
 from kmqadmin.console.models import Queue
-from kmqadmin.kafka.share_groups import ShareGroupAdmin
+from kmqadmin.kafka.admin.share_groups import ShareGroupAdmin
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """ServiceHost's reconciling (pure logic: services that only record calls)."""
 
-from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.workers.host import ServiceHost
 
 

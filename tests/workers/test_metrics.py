@@ -13,8 +13,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.sync.client import connect
 
-from kmqadmin.kafka.embedded import EmbeddedBroker, free_port
-from kmqadmin.kafka.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
 from tests.process import ROOT, env, kill9, manage, wait_for

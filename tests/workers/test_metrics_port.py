@@ -6,7 +6,7 @@ import urllib.request
 
 import pytest
 
-from kmqadmin.kafka.embedded import free_port
+from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.workers import metrics_port
 from kmqadmin.workers.host import ServiceHost
 

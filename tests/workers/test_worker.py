@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from tests.process import ROOT, env, kill9, manage, wait_for
 

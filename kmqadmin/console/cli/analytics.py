@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from kmqadmin.console.models import Cluster
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.pipeline.job import RunResult
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

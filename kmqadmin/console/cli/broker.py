@@ -6,8 +6,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.embedded_cluster import EmbeddedCluster
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
+from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
 
 from .stopping import stop_event
 

@@ -16,7 +16,7 @@ from confluent_kafka import KafkaException
 from django.core.management.base import BaseCommand
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.kafka.service import Service
+from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 
 from .stopping import stop_event

@@ -17,9 +17,9 @@ from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
 from kmqadmin.celery import app as celery_app
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.share_groups import ShareGroupError, broker_limits
-from kmqadmin.kafka.topics import admin_client, cluster_metadata, partition_counts
+from kmqadmin.kafka.admin.share_groups import ShareGroupError, broker_limits
+from kmqadmin.kafka.admin.topics import admin_client, cluster_metadata, partition_counts
+from kmqadmin.kafka.client.errors import KafkaSetupError
 from kmqadmin.kmq import QueueConfig, share_group
 
 if TYPE_CHECKING:

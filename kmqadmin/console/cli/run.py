@@ -28,10 +28,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from kmqadmin.console.models import Queue
-from kmqadmin.kafka.config import consumer_config
-from kmqadmin.kafka.embedded import EmbeddedBroker
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.topics import cluster_metadata, topic_partitions
+from kmqadmin.kafka.admin.topics import cluster_metadata, topic_partitions
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.client.errors import KafkaSetupError
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.metrics.exposition import MULTIPROC_DIR, forget_dead_processes
 
 from .demo import DEMO_QUEUES

@@ -4,11 +4,11 @@ is started again.
 A child that exits is a reason to restart it, never to stop the others: a
 broker that stalls makes the demo traffic fail, a broker that dies takes
 nothing else down, and the web keeps answering (503 while Kafka is away)
-through both. Restarts wait the services' pause (kafka/restart_pause.py),
-so a child that cannot start does not spin. Only the stop event (Ctrl-C,
-SIGTERM) or a child exiting with EX_CONFIG (a setting is wrong: every
-restart would fail the same way; the commands run through manage.py, the
-demo traffic, exit so) ends the run.
+through both. Restarts wait the services' pause
+(kafka/ownership/restart_pause.py), so a child that cannot start does not
+spin. Only the stop event (Ctrl-C, SIGTERM) or a child exiting with EX_CONFIG
+(a setting is wrong: every restart would fail the same way; the commands run
+through manage.py, the demo traffic, exit so) ends the run.
 """
 
 import logging
@@ -21,8 +21,8 @@ from types import TracebackType
 
 from django.conf import settings
 
-from kmqadmin.kafka import child
-from kmqadmin.kafka.restart_pause import RestartPause
+from kmqadmin.kafka.embedded import child
+from kmqadmin.kafka.ownership.restart_pause import RestartPause
 
 log = logging.getLogger("kmqadmin.run")
 

@@ -17,7 +17,7 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from rest_framework.authtoken.models import Token
 
-from kmqadmin.kafka.checked_producer import OutcomeUnknown
+from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 
 from ..models import AppendOnly, AuditEntry
 

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.masking import Masked
-from kmqadmin.kafka.topics import admin_client, cluster_metadata
+from kmqadmin.kafka.admin.topics import admin_client, cluster_metadata
+from kmqadmin.kafka.client.errors import KafkaSetupError
+from kmqadmin.kafka.client.masking import Masked
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaExcep
 from confluent_kafka.admin import AdminClient
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kafka.errors import KafkaSetupError, TopicMissing
-from kmqadmin.kafka.offset_reader import ReadTimeout
-from kmqadmin.kafka.share_groups import PartitionProgress
-from kmqadmin.kafka.topics import admin_client
+from kmqadmin.kafka.admin.offset_reader import ReadTimeout
+from kmqadmin.kafka.admin.share_groups import PartitionProgress
+from kmqadmin.kafka.admin.topics import admin_client
+from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 
 from ..models import Queue
 from . import audit, clients

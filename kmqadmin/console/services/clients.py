@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaException
 
-from kmqadmin.kafka.browse import TopicBrowser
-from kmqadmin.kafka.consumer_groups import ConsumerGroupAdmin
-from kmqadmin.kafka.groups import Kind
-from kmqadmin.kafka.masking import Masked
-from kmqadmin.kafka.message_size import max_record_bytes, producer_max_bytes
-from kmqadmin.kafka.share_groups import ShareGroupAdmin
+from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
+from kmqadmin.kafka.admin.groups import Kind
+from kmqadmin.kafka.admin.message_size import max_record_bytes, producer_max_bytes
+from kmqadmin.kafka.admin.share_groups import ShareGroupAdmin
+from kmqadmin.kafka.client.masking import Masked
+from kmqadmin.kafka.inspect.browse import TopicBrowser
 from kmqadmin.kmq import (
     DeadLetters,
     InFlightView,

@@ -5,7 +5,7 @@ raises OverflowError: a 500 instead of a 400."""
 
 import re
 
-from kmqadmin.kafka.bounds import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.kafka.client.bounds import MAX_OFFSET, MAX_PARTITION
 
 __all__ = ["MAX_OFFSET", "MAX_PARTITION", "number"]
 

@@ -12,10 +12,10 @@ from confluent_kafka import KafkaException
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import Http404
 
-from kmqadmin.kafka import offset_reset
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.groups import KINDS, Group, GroupListing, GroupNotFound, Kind, Partition
-from kmqadmin.kafka.offset_reset import PlannedMove, ResetPlan, ResetTarget
+from kmqadmin.kafka.admin import offset_reset
+from kmqadmin.kafka.admin.groups import KINDS, Group, GroupListing, GroupNotFound, Kind, Partition
+from kmqadmin.kafka.admin.offset_reset import PlannedMove, ResetPlan, ResetTarget
+from kmqadmin.kafka.client.errors import KafkaSetupError
 
 from ..models import Cluster, Queue
 from . import audit, clients

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.payload_masking import HIDDEN, MaskRules
-from kmqadmin.kafka.record import UndecodableRecord, hexed
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.record import UndecodableRecord, hexed
+from kmqadmin.kafka.client.record import headers as read_headers
+from kmqadmin.kafka.inspect.payload_masking import HIDDEN, MaskRules
 from kmqadmin.kmq import InFlight, QueueConfig
 from kmqadmin.kmq import headers as h
 

@@ -23,7 +23,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
 from kmqadmin.kmq.replay import Replayer, purge
 from kmqadmin.kmq.twin_letters import TwinLetters

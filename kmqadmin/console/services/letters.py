@@ -7,9 +7,9 @@ from confluent_kafka import Message as KafkaMessage
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kafka.payload_masking import MaskRules
-from kmqadmin.kafka.record import UNDECODABLE, UndecodableRecord, hexed
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord, hexed
+from kmqadmin.kafka.client.record import headers as read_headers
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.draft import Draft, NotEditable, changes, check_size, of_record
 from kmqadmin.kmq.twin_letters import TwinLetters

@@ -13,7 +13,7 @@ from confluent_kafka import Message as KafkaMessage
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 
-from kmqadmin.kafka.payload_masking import MaskRuleError, MaskRules
+from kmqadmin.kafka.inspect.payload_masking import MaskRuleError, MaskRules
 from kmqadmin.kmq import LetterFilter, names
 
 from ..models import Cluster, Queue

@@ -6,7 +6,7 @@ from datetime import timedelta
 from django.db.models import Sum
 from django.utils import timezone
 
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq.share_counts import MINUTE_MS
 
 from ..models import Queue, QueueMinute

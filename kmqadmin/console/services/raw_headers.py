@@ -1,17 +1,17 @@
 """The headers of one undecodable record, in hex, for a person looking at it.
 
-confluent-kafka cannot decode them (kafka/record.py), so they are read again
-as bytes below it (kafka/raw_record.py): a client set-up per call, hence only
-on the pages of one record. A read that fails or times out is said on the
-page, which still answers.
+confluent-kafka cannot decode them (kafka/client/record.py), so they are read
+again as bytes below it (kafka/inspect/raw_record.py): a client set-up per
+call, hence only on the pages of one record. A read that fails or times out is
+said on the page, which still answers.
 """
 
 import logging
 from dataclasses import dataclass, field
 
-from kmqadmin.kafka import raw_record
-from kmqadmin.kafka.librdkafka import LibrdkafkaError
-from kmqadmin.kafka.payload_masking import MaskRules
+from kmqadmin.kafka.client.librdkafka import LibrdkafkaError
+from kmqadmin.kafka.inspect import raw_record
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kmq import QueueConfig
 
 logger = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.masking import masked
+from kmqadmin.kafka.client.errors import KafkaSetupError
+from kmqadmin.kafka.client.masking import masked
 
 from ..models import Cluster
 from . import availability

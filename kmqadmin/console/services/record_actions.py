@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 from django.urls import reverse
 
-from kmqadmin.kafka.browse import BrowsedRecord
+from kmqadmin.kafka.inspect.browse import BrowsedRecord
 from kmqadmin.kmq import headers
 
 from ..models import Cluster

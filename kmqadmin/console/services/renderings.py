@@ -15,11 +15,11 @@ page shows why next to what is there.
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kmqadmin.kafka import json_payload
-from kmqadmin.kafka.browse import BrowsedRecord
-from kmqadmin.kafka.clock import utc_text
-from kmqadmin.kafka.payload_masking import MaskRules
-from kmqadmin.kafka.schema_decoding import NOT_FRAMED
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.clock import utc_text
+from kmqadmin.kafka.inspect.browse import BrowsedRecord
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
+from kmqadmin.kafka.inspect.schema_decoding import NOT_FRAMED
 from kmqadmin.kmq import markers
 from kmqadmin.scheduler import wire
 

@@ -8,10 +8,10 @@ that is down or a corrupt record is a reason on the page, never a 500.
 
 from dataclasses import dataclass
 
-from kmqadmin.kafka import json_payload
-from kmqadmin.kafka.errors import ClusterSettingError
-from kmqadmin.kafka.payload_masking import MaskRules
-from kmqadmin.kafka.schema_decoding import MAGIC_BYTE, Decoded, decoder_for
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.errors import ClusterSettingError
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
+from kmqadmin.kafka.inspect.schema_decoding import MAGIC_BYTE, Decoded, decoder_for
 
 from ..models import Cluster
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaException
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.errors import KafkaSetupError
-from kmqadmin.kafka.offset_reader import OffsetReader, ReadTimeout
-from kmqadmin.kafka.record import UndecodableRecord
-from kmqadmin.kafka.record import headers as read_headers
+from kmqadmin.kafka.admin.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.kafka.client.errors import KafkaSetupError
+from kmqadmin.kafka.client.record import UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kmq import headers as h
 
 from ..models import Queue

@@ -18,7 +18,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from kmqadmin.kafka.checked_producer import OutcomeUnknown
+from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.draft import Draft
 

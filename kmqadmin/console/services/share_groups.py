@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kafka.clock import now_ms
-from kmqadmin.kafka.offset_reset import ResetTarget
-from kmqadmin.kafka.share_groups import PartitionProgress, ShareGroup, ShareSettings
+from kmqadmin.kafka.admin.offset_reset import ResetTarget
+from kmqadmin.kafka.admin.share_groups import PartitionProgress, ShareGroup, ShareSettings
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts
 from kmqadmin.kmq.share_counts_reader import CountsWindow
 

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 
 from django import template
 
-from kmqadmin.kafka import json_payload
-from kmqadmin.kafka.clock import now_ms
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.clock import now_ms
 
 from .. import durations
 from ..services.registered import cluster_query

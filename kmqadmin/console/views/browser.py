@@ -1,5 +1,6 @@
 """The message browser: any topic of a registered cluster, read from a seek
-with filters (kafka/browse.py does the reading), and one record's renderings."""
+with filters (kafka/inspect/browse.py does the reading), and one record's
+renderings."""
 
 from dataclasses import replace
 from urllib.parse import urlencode
@@ -7,10 +8,10 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from kmqadmin.kafka.browse import BadSeek, Match, TopicBrowser
-from kmqadmin.kafka.errors import TopicMissing
-from kmqadmin.kafka.payload_masking import MaskRules
-from kmqadmin.kafka.record_filter import RecordFilter
+from kmqadmin.kafka.client.errors import TopicMissing
+from kmqadmin.kafka.inspect.browse import BadSeek, Match, TopicBrowser
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
+from kmqadmin.kafka.inspect.record_filter import RecordFilter
 
 from ..browse_form import browse_form
 from ..decorators import viewer

@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from kmqadmin.kafka.payload_masking import MaskRules
+from kmqadmin.kafka.inspect.payload_masking import MaskRules
 
 from ..decorators import operator, viewer
 from ..forms import LetterFilterForm

@@ -6,8 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from kmqadmin.kafka.groups import GroupNotEmpty, GroupNotFound, Kind
-from kmqadmin.kafka.offset_reset import BadReset
+from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound, Kind
+from kmqadmin.kafka.admin.offset_reset import BadReset
 
 from ..decorators import admin, viewer
 from ..models import Cluster

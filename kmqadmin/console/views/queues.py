@@ -9,8 +9,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from kmqadmin.kafka.groups import GroupNotEmpty
-from kmqadmin.kafka.offset_reset import BadReset
+from kmqadmin.kafka.admin.groups import GroupNotEmpty
+from kmqadmin.kafka.admin.offset_reset import BadReset
 
 from .. import charts
 from ..decorators import admin, operator, viewer

@@ -10,4 +10,6 @@ alive. Modules: ``membership`` (ShareGroupHeartbeat), ``sessions`` (share
 sessions per leader), ``leases`` (what is acquired until when),
 ``batches`` (record batches to Messages), ``errors``, ``consumer`` (the
 API).
+
+May import kmqadmin.kafka.client and kmqadmin.kafka.protocol.
 """

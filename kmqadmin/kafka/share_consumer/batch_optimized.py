@@ -25,7 +25,7 @@ from confluent_kafka import (
 )
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.config import client_config
+from kmqadmin.kafka.client.config import client_config
 
 from .consumer import Refusal
 from .errors import ShareConsumerError, UnsettledRecords

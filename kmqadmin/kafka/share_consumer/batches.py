@@ -21,7 +21,7 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
 from confluent_kafka import Message as KafkaMessage
 from kafka import codec
 
-from kmqadmin.kafka.record import mark_undecodable
+from kmqadmin.kafka.client.record import mark_undecodable
 
 # baseOffset, batchLength, leaderEpoch, magic, crc, attributes, lastOffsetDelta,
 # baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, count

@@ -26,9 +26,9 @@ from kafka.net.manager import KafkaConnectionManager
 from kafka.net.selector import NetworkSelector
 from kafka.structs import TopicPartition
 
+from kmqadmin.kafka.client.record import mark_undecodable
 from kmqadmin.kafka.protocol import ShareAcknowledgeRequest, ShareFetchRequest
-from kmqadmin.kafka.protocol_config import protocol_config
-from kmqadmin.kafka.record import mark_undecodable
+from kmqadmin.kafka.protocol.config import protocol_config
 
 from . import batches
 from .errors import ShareConsumerError, error_name

@@ -1,6 +1,6 @@
 """Consumer groups (classic and KIP-848) through confluent-kafka's
 AdminClient: the listing, a group's members and committed offsets, and the
-commit of new offsets for the reset (kafka.offset_reset). Every call is
+commit of new offsets for the reset (kafka.admin.offset_reset). Every call is
 bounded by ``timeout_s``; a broker error is a GroupError, never a hang."""
 
 import time
@@ -43,7 +43,7 @@ _COORDINATOR_BUSY = {
 
 
 class ConsumerGroupAdmin(LogAdmin):
-    """Consumer-group admin for one cluster; a GroupAdmin (kafka.groups)."""
+    """Consumer-group admin for one cluster; a GroupAdmin (kafka.admin.groups)."""
 
     kind: Kind = "consumer"
 

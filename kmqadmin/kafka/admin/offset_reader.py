@@ -12,7 +12,8 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from .config import consumer_config
+from kmqadmin.kafka.client.config import consumer_config
+
 from .topics import topic_partitions
 
 # Offsets closer than this are read in one pass instead of seeking to each.

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 
 from confluent_kafka import KafkaException
 
-from kmqadmin.kafka.restart_pause import RestartPause
+from .restart_pause import RestartPause
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +17,7 @@ class Service(ABC):
     which is how a Celery bootstep or a test hosts it.
 
     A crash of ``serve()`` (broker away, a partition that cannot be set up)
-    restarts it after a pause (kafka/restart_pause.py) instead of ending the
+    restarts it after a pause (restart_pause.py) instead of ending the
     service: a tracker or scheduler that stays down silently stops
     redeliveries or schedules, which is worse than one that keeps trying and
     says so.

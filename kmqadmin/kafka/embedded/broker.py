@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from kmqadmin.kafka.admin.topics import admin_client
+from kmqadmin.kafka.client.errors import EmbeddedBrokerError, KafkaSetupError
+
 from . import child
-from .errors import EmbeddedBrokerError, KafkaSetupError
-from .topics import admin_client
 
 NODE_ID = 1
 DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars" / "kafka"
@@ -54,7 +55,7 @@ _SINGLE_NODE = {
     "group.share.min.heartbeat.interval.ms": 1000,
     "group.share.heartbeat.interval.ms": 1000,
     # A killed share consumer keeps its assignment until its session ends:
-    # 6 s, as for our consumer groups (kafka.config), not Kafka's 45 s.
+    # 6 s, as for our consumer groups (kafka.client.config), not Kafka's 45 s.
     "group.share.min.session.timeout.ms": 6000,
     "group.share.session.timeout.ms": 6000,
     "group.initial.rebalance.delay.ms": 0,
@@ -136,7 +137,7 @@ class SaslSslListener:
 
 @dataclass(frozen=True)
 class Quorum:
-    """The controller quorum of a cluster of several nodes (kafka/embedded_cluster.py):
+    """The controller quorum of a cluster of several nodes (cluster.py):
     every node is a broker and a voter, on controller ports fixed for the
     cluster's life, so a node restarted finds its peers where they were."""
 

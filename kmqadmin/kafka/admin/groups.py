@@ -10,7 +10,7 @@ no member is connected.
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from .errors import KafkaSetupError
+from kmqadmin.kafka.client.errors import KafkaSetupError
 
 Kind = Literal["consumer", "share"]
 KINDS: tuple[Kind, ...] = ("consumer", "share")

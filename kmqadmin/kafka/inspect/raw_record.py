@@ -1,12 +1,12 @@
 """The raw headers of one record, read below confluent-kafka's Python API.
 
-A record whose header name is not UTF-8 cannot be decoded by
-confluent-kafka 2.16.1 (record.py); a person looking at such a record still
-needs to see what its headers are. This reads the one record at (topic,
-partition, offset) with a short-lived consumer over the bundled librdkafka
-and copies each header's name and value out as bytes, every copy with an
-explicit length. It costs a client set-up per call, so it is for one record
-a person asks about, never for a list or a service's loop.
+A record whose header name is not UTF-8 cannot be decoded by confluent-kafka
+2.16.1 (kafka/client/record.py); a person looking at such a record still needs
+to see what its headers are. This reads the one record at (topic, partition,
+offset) with a short-lived consumer over the bundled librdkafka and copies
+each header's name and value out as bytes, every copy with an explicit length.
+It costs a client set-up per call, so it is for one record a person asks
+about, never for a list or a service's loop.
 
 librdkafka hands header names out as C strings: a name holding a NUL byte
 shows up to that byte (its length is not in the public API).
@@ -17,9 +17,17 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .bounds import MAX_OFFSET, MAX_PARTITION
-from .config import client_config
-from .librdkafka import CONSUMER, LibrdkafkaError, Message, client, conf, error_text, library
+from kmqadmin.kafka.client.bounds import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.kafka.client.config import client_config
+from kmqadmin.kafka.client.librdkafka import (
+    CONSUMER,
+    LibrdkafkaError,
+    Message,
+    client,
+    conf,
+    error_text,
+    library,
+)
 
 RawHeaders = list[tuple[bytes, bytes | None]]
 

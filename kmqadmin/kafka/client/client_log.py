@@ -3,7 +3,7 @@
 Left to itself, librdkafka writes to stderr every failed connection attempt
 of every client to every broker: with a broker away, a web process, a
 worker and the demo traffic logged "Connection refused" some 400 times a
-second between them. Every client this package configures (kafka/config.py)
+second between them. Every client this package configures (config.py)
 logs to LOGGER instead, and its filter lets one line through per broker and
 kind of failure per minute, the next one saying how many it held back.
 Everything else librdkafka says passes unchanged, at the level it gave.

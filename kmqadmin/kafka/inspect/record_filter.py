@@ -19,9 +19,9 @@ from confluent_kafka import Message as KafkaMessage
 from jsonpath.segments import JSONPathChildSegment
 from jsonpath.selectors import Filter
 
-from . import json_payload
-from .record import UndecodableRecord
-from .record import headers as read_headers
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.record import UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 
 class FilterError(ValueError):

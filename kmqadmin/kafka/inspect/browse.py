@@ -24,12 +24,12 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from .config import consumer_config
-from .offset_reader import ReadTimeout
-from .record import Headers, UndecodableRecord
-from .record import headers as read_headers
-from .stretch import Stretch
-from .topics import topic_partitions
+from kmqadmin.kafka.admin.offset_reader import ReadTimeout
+from kmqadmin.kafka.admin.stretch import Stretch
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.client.record import Headers, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
 
 OLDEST, NEWEST = "oldest", "newest"
 # Offsets a backward page reads forward at a time.

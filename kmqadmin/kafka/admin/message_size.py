@@ -8,7 +8,8 @@ from typing import Any
 
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from .config import producer_config
+from kmqadmin.kafka.client.config import producer_config
+
 from .topics import admin_client
 
 # librdkafka's default message.max.bytes, when the configuration sets none.

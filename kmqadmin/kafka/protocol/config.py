@@ -12,7 +12,7 @@ never connects with weaker settings than the queue's own clients.
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import KafkaSetupError
+from kmqadmin.kafka.client.errors import KafkaSetupError
 
 # Mechanisms kafka-python takes from plain settings: OAUTHBEARER would need a
 # token provider object of its own, GSSAPI a Kerberos setup.

@@ -33,7 +33,7 @@ def client_config(bootstrap_servers: str, extra: Mapping[str, Any] | None = None
         "bootstrap.servers": bootstrap_servers,
         "client.id": "kmqadmin",
         "socket.keepalive.enable": True,
-        # Not stderr: a broker's failures once a minute (kafka/client_log.py).
+        # Not stderr: a broker's failures once a minute (client_log.py).
         "logger": LOGGER,
     }
     config.update(extra or {})

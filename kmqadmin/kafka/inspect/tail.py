@@ -17,9 +17,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
+from kmqadmin.kafka.admin.topics import topic_partitions
+from kmqadmin.kafka.client.config import consumer_config
+
 from .browse import BrowsedRecord, Match
-from .config import consumer_config
-from .topics import topic_partitions
 
 
 @dataclass(frozen=True)

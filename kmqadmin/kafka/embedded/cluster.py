@@ -3,7 +3,7 @@
 What the failover tests and `kmq broker --brokers 3` run: each node is a
 broker and a controller voter (three nodes: a quorum that outlives one), and
 every topic, the transaction log and the group offsets live on three
-replicas with min.insync.replicas 2 (embedded.py's _REPLICATED). A node
+replicas with min.insync.replicas 2 (broker.py's _REPLICATED). A node
 killed with SIGKILL is started again on its own data and ports, and
 catches up from the others, as a production node restarted by its
 supervisor does.
@@ -19,9 +19,10 @@ from types import TracebackType
 
 from confluent_kafka.admin import AdminClient
 
-from .embedded import EmbeddedBroker, Quorum, free_port, new_cluster_id
-from .errors import EmbeddedBrokerError
-from .topics import admin_client
+from kmqadmin.kafka.admin.topics import admin_client
+from kmqadmin.kafka.client.errors import EmbeddedBrokerError
+
+from .broker import EmbeddedBroker, Quorum, free_port, new_cluster_id
 
 
 class EmbeddedCluster:

@@ -7,11 +7,11 @@ the partition next fences the previous one (``init_transactions``). What it
 acts on is its subclass's business; this class holds what owning takes:
 
 - on assignment: a fresh producer, ``init_transactions``, then a barrier
-  record (kafka/barrier.py); nothing acts on a partition before it has read
+  record (barrier.py); nothing acts on a partition before it has read
   its barrier back (``OwnedPartition.caught_up``);
 - on revoke or loss: the partition's state dropped, its producer flushed;
 - a producer fenced by a newer owner: the partition dropped, and revived if
-  the group still assigns it after a session timeout (kafka/fencing.py);
+  the group still assigns it after a session timeout (fencing.py);
 - a transaction that failed otherwise: aborted, and the partition owned
   afresh, unless the abort says the producer was fenced after all;
 - the wait in ``consume()``: no longer than until the next thing due;
@@ -27,8 +27,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
-from .clock import now_ms
-from .config import consumer_config, producer_config, session_timeout_s
+from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import consumer_config, producer_config, session_timeout_s
+
 from .fencing import FencedPartitions, is_fenced
 from .service import Service
 
@@ -92,7 +93,7 @@ class PartitionOwner[S: OwnedPartition](Service):
     @abstractmethod
     def _new_state(self, partition: int) -> S:
         """The state of a newly owned partition: a ``_fenced_producer``, then
-        the barrier (kafka/barrier.py) before anything acts on it."""
+        the barrier (barrier.py) before anything acts on it."""
 
     @abstractmethod
     def _next_wake(self, state: S) -> int | None:
@@ -197,7 +198,7 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     def _fenced_out(self, state: S, exc: KafkaException) -> None:
         """A newer owner fenced the partition's producer: drop the partition
-        and wait for its revoke (see kafka/fencing.py)."""
+        and wait for its revoke (see fencing.py)."""
         p = state.partition
         log.warning("partition %d has a newer owner (%s); dropping it", p, exc.args[0])
         with contextlib.suppress(KafkaException):
@@ -233,7 +234,7 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     def _revive_fenced(self) -> None:
         """A fenced partition still assigned after the grace was fenced by
-        someone outside the group: take it back (see kafka/fencing.py)."""
+        someone outside the group: take it back (see fencing.py)."""
         assert self._consumer is not None
         for p in self._fenced.revivable(self._consumer, self._states):
             log.warning("partition %d still ours after a fence; taking it back", p)

@@ -24,10 +24,11 @@ from typing import Any
 import jsonpath
 from confluent_kafka import Message as KafkaMessage
 
-from . import json_payload
+from kmqadmin.kafka.client import json_payload
+from kmqadmin.kafka.client.record import Headers, UndecodableRecord
+from kmqadmin.kafka.client.record import headers as read_headers
+
 from .browse import BrowsedRecord, Match
-from .record import Headers, UndecodableRecord
-from .record import headers as read_headers
 
 MASK = "***"
 HIDDEN = b"*** hidden: not UTF-8 text, and this queue masks its records"

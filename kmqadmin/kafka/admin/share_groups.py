@@ -22,6 +22,13 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
 
+from kmqadmin.kafka.protocol import (
+    AlterShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsRequest,
+    ShareGroupDescribeRequest,
+)
+from kmqadmin.kafka.protocol.config import protocol_config
+
 from .groups import (
     Group,
     GroupError,
@@ -34,12 +41,6 @@ from .groups import (
     not_empty,
 )
 from .log_offsets import LogAdmin
-from .protocol import (
-    AlterShareGroupOffsetsRequest,
-    DescribeShareGroupOffsetsRequest,
-    ShareGroupDescribeRequest,
-)
-from .protocol_config import protocol_config
 
 _NOT_FOUND = protocol_errors.GroupIdNotFoundError.errno
 _NOT_EMPTY = protocol_errors.NonEmptyGroupError.errno
@@ -119,7 +120,7 @@ class ShareSettings:
 class ShareGroupAdmin(LogAdmin):
     """Share-group admin for one cluster. Thread-safe: the web process keeps
     one per queue or cluster (kafka-python runs its I/O on a thread of its
-    own). A GroupAdmin (kafka.groups) for the offset reset."""
+    own). A GroupAdmin (kafka.admin.groups) for the offset reset."""
 
     kind: Kind = "share"
 

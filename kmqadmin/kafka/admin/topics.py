@@ -7,8 +7,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic, OffsetSpec
 
-from .config import client_config
-from .errors import BrokerUnavailable, TopicMissing
+from kmqadmin.kafka.client.config import client_config
+from kmqadmin.kafka.client.errors import BrokerUnavailable, TopicMissing
 
 
 def admin_client(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> AdminClient:

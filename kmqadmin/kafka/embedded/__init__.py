@@ -1,0 +1,7 @@
+"""Apache Kafka run by us on loopback, for `kmq run` without a cluster, `kmq
+broker` and the test suite: one KRaft node (broker), several (cluster), and
+the child processes that must not outlive us (child).
+
+May import kmqadmin.kafka.client and kmqadmin.kafka.admin. The cores kmq,
+scheduler and pipeline never import it (tests/test_import_graph.py checks it).
+"""

@@ -3,7 +3,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .forms import ClusterForm, QueueForm
+from .forms.registry import ClusterForm, QueueForm
 from .models import AuditEntry, Cluster, Queue
 
 

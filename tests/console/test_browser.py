@@ -10,7 +10,6 @@ from confluent_kafka import Producer
 from django.contrib.auth.models import User
 from django.test import Client
 
-from kmqadmin.console import browse_form
 from kmqadmin.console.models import Queue, ScheduleTopic
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.inspect.browse import Caps
@@ -129,7 +128,7 @@ def test_every_filter(filled: Queue, query: dict, expected: list[int]) -> None:
 def test_the_scan_cap_stops_a_page_and_its_continue_link_goes_on(
     filled: Queue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(browse_form, "CAPS", Caps(scanned=15))
+    monkeypatch.setattr("kmqadmin.console.forms.browse.CAPS", Caps(scanned=15))
     viewer = client_as("viewer")
     query = {"start": "oldest", "direction": "forward", "key": "order-39"}
     first = browse(viewer, filled, **query)
@@ -146,7 +145,7 @@ def test_the_scan_cap_stops_a_page_and_its_continue_link_goes_on(
 def test_the_time_cap_says_it_stopped_the_read(
     filled: Queue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(browse_form, "CAPS", Caps(seconds=0))
+    monkeypatch.setattr("kmqadmin.console.forms.browse.CAPS", Caps(seconds=0))
     page = browse(client_as("viewer"), filled, start="oldest", direction="forward")
     assert 'data-stopped="time"' in page.content.decode()
     assert "the time limit ran out" in page.content.decode()

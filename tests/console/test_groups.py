@@ -11,8 +11,8 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from django.test import Client
 
+from kmqadmin.console.forms.reset import ConfirmResetForm
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.console.reset_form import ConfirmResetForm
 from kmqadmin.console.services import clients
 from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.admin.topics import ensure_topics

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 from kmqadmin.kmq import LetterFilter
 
-from ..forms import LetterFilterForm
+from ..forms.letters import LetterFilterForm
 
 
 class BadFilter(ValueError):

@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from ..decorators import viewer
-from ..forms import AuditFilterForm
+from ..forms.audit import AuditFilterForm
 from ..models import AuditEntry
 from ..services.audit_diff import changes
 

@@ -13,8 +13,8 @@ from kmqadmin.kafka.inspect.browse import BadSeek, Match, TopicBrowser
 from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kafka.inspect.record_filter import RecordFilter
 
-from ..browse_form import browse_form
 from ..decorators import viewer
+from ..forms.browse import browse_form
 from ..models import Cluster
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION, number

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 from kmqadmin.kafka.inspect.payload_masking import MaskRules
 
 from ..decorators import operator, viewer
-from ..forms import LetterFilterForm
+from ..forms.letters import LetterFilterForm
 from ..models import Queue
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION

@@ -10,8 +10,8 @@ from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound, Kind
 from kmqadmin.kafka.admin.offset_reset import BadReset
 
 from ..decorators import admin, viewer
+from ..forms.reset import ConfirmResetForm, GroupResetForm, offsets_json
 from ..models import Cluster
-from ..reset_form import ConfirmResetForm, GroupResetForm, offsets_json
 from ..services import groups
 from ..services.roles import Role, role_of
 from .flash import flash

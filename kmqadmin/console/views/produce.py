@@ -1,5 +1,5 @@
 """Producing by hand: a new message to a queue, a message reproduced with
-edits, a DLQ letter redriven with edits. One form (produce_form) for all
+edits, a DLQ letter redriven with edits. One form (forms/produce.py) for all
 three; operators only."""
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
@@ -10,8 +10,8 @@ from kmqadmin.kmq.given_headers import BadInput
 from kmqadmin.kmq.headers import parse_message_id
 
 from ..decorators import operator
+from ..forms.produce import ProduceForm, header_rows_shown
 from ..models import Queue
-from ..produce_form import ProduceForm, header_rows_shown
 from ..services import clients, letters
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict

@@ -14,9 +14,9 @@ from kmqadmin.kafka.admin.offset_reset import BadReset
 
 from .. import charts
 from ..decorators import admin, operator, viewer
-from ..forms import ActionForm, ReplayForm
+from ..forms.queue import ActionForm, ReplayForm
+from ..forms.reset import ResetForm
 from ..models import Queue
-from ..reset_form import ResetForm
 from ..services import audit, clients, registered, share_groups
 from ..services import messages as queue_messages
 from ..services.conflict import Conflict

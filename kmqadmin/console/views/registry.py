@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from ..decorators import admin
-from ..forms import ClusterForm, QueueForm, ScheduleTopicForm
+from ..forms.registry import ClusterForm, QueueForm, ScheduleTopicForm
 from ..models import Cluster, Queue, ScheduleTopic
 from ..services import audit
 

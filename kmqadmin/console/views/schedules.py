@@ -11,7 +11,7 @@ from kmqadmin.scheduler import wire
 from kmqadmin.scheduler.schedule_refs import ref_of
 
 from ..decorators import operator, viewer
-from ..forms import ScheduleForm
+from ..forms.schedule import ScheduleForm
 from ..models import ScheduleTopic
 from ..services import clients, cursors, registered
 from ..services.missing import Missing

@@ -13,7 +13,7 @@ from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq import names
 
-from .services.groups import named, parse_offsets
+from ..services.groups import named, parse_offsets
 
 
 class ResetForm(forms.Form):

@@ -8,7 +8,7 @@ from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kafka.inspect.browse import NEWEST, OLDEST, Caps, Seek
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 
-from .services.coordinates import MAX_OFFSET, MAX_PARTITION
+from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 
 # No query: the newest records of the first partition; a query that leaves
 # them out: from the oldest, forward.

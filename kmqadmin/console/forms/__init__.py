@@ -1,0 +1,9 @@
+"""The console's forms, one module per page or concept they serve: the registry
+(registry: clusters, queues, schedules topics), the queue page (queue: an
+action on a delivery, a replay), the DLQ filter the API reuses (letters),
+schedules (schedule), the audit log's filter (audit), the topic browser
+(browse), producing a message (produce) and a group's offset reset (reset).
+
+Forms parse what a person typed; what it does is the services' (console/
+services/), which the forms may import, with the models and the cores.
+"""

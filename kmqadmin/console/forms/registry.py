@@ -1,0 +1,115 @@
+"""The registry's forms (the registry pages' and /admin/'s): a cluster, a
+queue, a schedules topic. A secret is only ever a reference here, never shown
+back."""
+
+from django import forms
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from kmqadmin.kafka.client.security import SECRET_REFERENCES, reference_problem
+
+from ..models import SCHEMA_REGISTRY_FIELDS, SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
+from ..services.backend_switch import SwitchRefused, check_switch
+
+
+class ReferenceInput(forms.TextInput):
+    """A secret's reference (env:NAME, file:PATH) is shown again; anything
+    else is not, as it may be the secret itself typed in by mistake."""
+
+    def format_value(self, value: object) -> str | None:
+        if isinstance(value, str) and reference_problem(value) is not None:
+            return None
+        return super().format_value(value)
+
+
+class ClusterForm(forms.ModelForm):
+    """Also the admin's: neither renders a secret back."""
+
+    class Meta:
+        model = Cluster
+        fields = ["name", "bootstrap_servers", *SECURITY_FIELDS, *SCHEMA_REGISTRY_FIELDS]
+        widgets = {
+            name: ReferenceInput for name in (*SECRET_REFERENCES, "schema_registry_password")
+        }
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["security_protocol"].required = False  # not given: PLAINTEXT
+
+    def clean_security_protocol(self) -> str:
+        return self.cleaned_data["security_protocol"] or "PLAINTEXT"
+
+
+class QueueForm(forms.ModelForm):
+    """The registry's and /admin/'s. ``user`` is who saves it: a refused
+    backend switch is audited as theirs."""
+
+    user: AbstractBaseUser | None = None
+
+    class Meta:
+        model = Queue
+        fields = [
+            "cluster",
+            "topic",
+            "group_id",
+            "backend",
+            "partitions",
+            "message_timeout_ms",
+            "max_redeliveries",
+            "markers_topic_override",
+            "dlq_topic_override",
+            "backoff_initial_ms",
+            "backoff_multiplier",
+            "backoff_max_ms",
+            "mask_json_paths",
+            "mask_headers",
+            "mask_patterns",
+            "mask_operators",
+        ]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].required = False  # not given: unchanged (kmq when new)
+
+    def clean_backend(self) -> str:
+        """Not switched while messages are in flight (the instance still
+        holds the saved backend here: the form copies onto it after)."""
+        backend = self.cleaned_data["backend"] or self.instance.backend
+        if self.instance.pk is not None:
+            try:
+                check_switch(self.user, self.instance, backend)
+            except SwitchRefused as exc:
+                raise forms.ValidationError(str(exc), code="in_flight") from None
+        return backend
+
+
+class TopicListField(forms.CharField):
+    """Topic names, one a line (or separated by spaces or commas), as a list;
+    the model's validator checks each name."""
+
+    widget = forms.Textarea(attrs={"rows": 4})
+
+    def prepare_value(self, value: object) -> object:
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: str | None) -> list[str]:
+        text = super().to_python(value)
+        return list(dict.fromkeys(text.replace(",", " ").split()))
+
+
+class ScheduleTopicForm(forms.ModelForm):
+    allowed_targets = TopicListField(
+        required=False,
+        label="Allowed target topics",
+        help_text="One a line; its schedules fire into these alone. Empty: any topic.",
+    )
+
+    class Meta:
+        model = ScheduleTopic
+        fields = ["cluster", "topic", "group_id", "partitions", "allowed_targets"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        """A new registration proposes the registered queues as its targets."""
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            queues = Queue.objects.order_by("topic").values_list("topic", flat=True)
+            self.initial["allowed_targets"] = list(dict.fromkeys(queues))

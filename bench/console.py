@@ -18,7 +18,7 @@ matches nothing (so the scan cap, not the page, ends the read).
 Then the web process's CPU with 1 and with ``--viewers`` WebSocket viewers
 of the queue page, a real daphne serving real sockets for ``--watch-s``
 while a worker churns the queue, so the page changes every tick. The live
-push renders once per queue per tick (console/live_feed.py), so the ratio
+push renders once per queue per tick (console/live/feed.py), so the ratio
 should stay near 1; the target is at most 2.
 
 The baseline in the same run is the plain confluent-kafka cost every page

@@ -11,8 +11,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app regi
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from kmqadmin.console.live.routing import websocket_urlpatterns  # noqa: E402
 from kmqadmin.console.metrics.websockets import CountWebSockets  # noqa: E402
-from kmqadmin.console.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

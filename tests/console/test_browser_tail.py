@@ -10,7 +10,6 @@ from channels.db import database_sync_to_async
 from confluent_kafka import Producer
 from django.contrib.auth.models import AnonymousUser
 
-from kmqadmin.console import tail_consumer
 from kmqadmin.console.models import Queue
 from tests.console.test_live import connect, receive_until
 from tests.users import user_with
@@ -75,7 +74,7 @@ def test_the_tail_refuses_what_it_cannot_serve(registered: Queue) -> None:
 
 
 def test_tails_open_at_once_are_capped(registered: Queue, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tail_consumer, "MAX_TAILS", 1)
+    monkeypatch.setattr("kmqadmin.console.live.tail.MAX_TAILS", 1)
     path = f"/ws/clusters/local/topics/{registered.topic}/tail/"
 
     async def scenario() -> None:

@@ -10,10 +10,10 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from kmqadmin.console import live_feed
-from kmqadmin.console.consumers import InFlightConsumer
+from kmqadmin.console.live import feed
+from kmqadmin.console.live.consumers import InFlightConsumer
+from kmqadmin.console.live.routing import websocket_urlpatterns
 from kmqadmin.console.models import Queue
-from kmqadmin.console.routing import websocket_urlpatterns
 from kmqadmin.kmq import QueueClient, QueueConfig
 from tests.queue_helpers import poll_until, send
 from tests.users import user_with
@@ -118,7 +118,7 @@ def test_many_viewers_of_one_queue_share_one_render_per_tick(
         try:
             for socket in sockets:
                 await receive_until(socket, "Nothing in flight", 20)
-            feeds = {k: f for k, f in live_feed.running().items() if "in-flight" in k}
+            feeds = {k: f for k, f in feed.running().items() if "in-flight" in k}
             assert sorted(len(f.subscribers) for f in feeds.values()) == [10, 30]
             started = {k: f.renders for k, f in feeds.items()}
             began = time.monotonic()
@@ -130,11 +130,11 @@ def test_many_viewers_of_one_queue_share_one_render_per_tick(
                 await asyncio.to_thread(worker.ack, message)
                 await asyncio.to_thread(worker.flush)
             ticks = (time.monotonic() - began) / InFlightConsumer.interval_s
-            for key, feed in feeds.items():
-                assert feed.renders - started[key] <= ticks + 2, (key, feed.renders, ticks)
+            for key, f in feeds.items():
+                assert f.renders - started[key] <= ticks + 2, (key, f.renders, ticks)
         finally:
             for socket in sockets:
                 await socket.disconnect()
-        assert not [k for k in live_feed.running() if "in-flight" in k]
+        assert not [k for k in feed.running() if "in-flight" in k]
 
     async_to_sync(scenario)()

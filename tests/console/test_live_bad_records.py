@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from confluent_kafka import Producer
 
-from kmqadmin.console.consumers import LiveConsumer
+from kmqadmin.console.live.consumers import LiveConsumer
 from kmqadmin.console.models import Queue
 from kmqadmin.kmq import QueueClient, QueueConfig
 from kmqadmin.kmq import headers as h

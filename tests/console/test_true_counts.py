@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
-from kmqadmin.console.consumers import dashboard_rows, in_flight_table
+from kmqadmin.console.live.consumers import dashboard_rows, in_flight_table
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.console.services.roles import Role
 from kmqadmin.kafka.admin.topics import topic_partitions

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from kmqadmin.console.consumers import DashboardConsumer, InFlightConsumer
+from kmqadmin.console.live.consumers import DashboardConsumer, InFlightConsumer
 from kmqadmin.console.models import Queue, ScheduleTopic
 from kmqadmin.console.services.roles import role_of
 

@@ -4,7 +4,7 @@ from django.urls import re_path
 
 from kmqadmin.kmq import names
 
-from . import consumers, tail_consumer
+from . import consumers, tail
 
 websocket_urlpatterns = [
     re_path(r"^ws/dashboard/$", consumers.DashboardConsumer.as_asgi()),
@@ -14,6 +14,6 @@ websocket_urlpatterns = [
     ),
     re_path(
         rf"^ws/clusters/(?P<cluster>[-a-zA-Z0-9_]+)/topics/(?P<topic>{names.TOPIC_NAME})/tail/$",
-        tail_consumer.TailConsumer.as_asgi(),
+        tail.TailConsumer.as_asgi(),
     ),
 ]

@@ -28,10 +28,10 @@ from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 from kmqadmin.kafka.inspect.tail import Tail, TailBatch
 
+from ..models import Cluster
+from ..services.masking import topic_masking
+from ..services.roles import Role, role_of
 from .consumers import NOT_ALLOWED, NOT_FOUND
-from .models import Cluster
-from .services.masking import topic_masking
-from .services.roles import Role, role_of
 
 log = logging.getLogger(__name__)
 

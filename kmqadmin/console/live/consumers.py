@@ -2,8 +2,8 @@
 
 The htmx ws extension swaps each fragment into the page by its id, so a live
 table is the same template on first paint and on every push. A fragment is
-rendered once per tick for all the sockets showing it (live_feed.py), from
-the web process's own views of the topics (services/clients.py): no process
+rendered once per tick for all the sockets showing it (feed.py), from
+the web process's own views of the topics (console/services/clients.py): no process
 asks a tracker anything, and many open pages share one view and one render.
 """
 
@@ -21,15 +21,15 @@ from django.template.loader import render_to_string
 from kmqadmin.kafka.admin.offset_reader import ReadTimeout
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 
-from . import live_feed
-from .models import Queue
-from .services import registered
-from .services.availability import KafkaAway
-from .services.in_flight_pages import in_flight_page
-from .services.masking import MASKING_FIELDS, masking_for_role
-from .services.queue_stats import queue_stats
-from .services.roles import Role, role_of
-from .services.sparklines import sparklines
+from ..models import Queue
+from ..services import registered
+from ..services.availability import KafkaAway
+from ..services.in_flight_pages import in_flight_page
+from ..services.masking import MASKING_FIELDS, masking_for_role
+from ..services.queue_stats import queue_stats
+from ..services.roles import Role, role_of
+from ..services.sparklines import sparklines
+from . import feed
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         await self.accept()
         self._feed_key = self.feed_key()
         render = partial(_render_or_explain, type(self).__name__, self.renderer())
-        latest = await live_feed.join(
+        latest = await feed.join(
             self._feed_key, render, self.interval_s, self.channel_layer, self.channel_name
         )
         if latest is not None:
@@ -65,7 +65,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if self._feed_key is not None:
-            await live_feed.leave(self._feed_key, self.channel_layer, self.channel_name)
+            await feed.leave(self._feed_key, self.channel_layer, self.channel_name)
 
     async def live_fragment(self, event: dict) -> None:
         await self.send(text_data=event["html"])

@@ -21,9 +21,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader
-from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.kafka.client.errors import TopicMissing
 from kmqadmin.kafka.ownership.barrier import write_barrier
 from kmqadmin.kafka.ownership.fencing import is_fenced
 from kmqadmin.kafka.ownership.partition_owner import Owned, PartitionOwner
@@ -37,6 +35,7 @@ from .read_ahead import ReadAhead
 from .rescan import Horizon
 from .stats import PlannedSchedule, SchedulerStats
 from .store import key_hash
+from .targets import Targets
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +55,8 @@ class Scheduler(PartitionOwner[PartitionState]):
         self.config = config
         self._read_ahead: ReadAhead | None = None
         self._horizon: Horizon | None = None
-        self._known_topics: set[str] = set()
-        self._fired = self._skipped = self._undeliverable = self._forbidden = 0
+        self._targets = Targets(config)
+        self._fired = self._skipped = 0
         self._lateness = Lateness()
 
     def stats(self) -> SchedulerStats:
@@ -66,8 +65,8 @@ class Scheduler(PartitionOwner[PartitionState]):
             held=sum(len(s.store) + len(s.reading) + len(s.armed) for s in states),
             fired=self._fired,
             skipped=self._skipped,
-            undeliverable=self._undeliverable,
-            forbidden=self._forbidden,
+            undeliverable=self._targets.undeliverable,
+            forbidden=self._targets.forbidden,
             partitions=self.owned_partitions(),
             loading=tuple(sorted(s.partition for s in states if not s.caught_up)),
             horizon_end_ms=0 if self._horizon is None else self._horizon.end,
@@ -166,8 +165,9 @@ class Scheduler(PartitionOwner[PartitionState]):
     # --- arming ----------------------------------------------------------
 
     def _arm_read(self) -> None:
-        """Arms what has been read back, unless a newer version came meanwhile."""
-        assert self._read_ahead is not None
+        """Arms what has been read back, unless a newer version came meanwhile
+        or its target cannot take it (scheduler/targets.py)."""
+        assert self._read_ahead is not None and self._consumer is not None
         for state, ready in self._read_ahead.finished():
             if self._states.get(state.partition) is not state:
                 continue  # dropped or rebuilt since: its new owner reads afresh
@@ -186,42 +186,10 @@ class Scheduler(PartitionOwner[PartitionState]):
                 elif isinstance(outcome, str):
                     self._skipped += 1
                     log.warning("schedule on partition %d not fired: %s", state.partition, outcome)
-                elif not self.config.allows(outcome.target.topic):
-                    self._forbid(state.partition, offset, outcome.target.topic)
-                elif self._topic_exists(outcome.target.topic):
+                elif self._targets.take(
+                    self._consumer, state.partition, offset, outcome.target.topic
+                ):
                     state.arm(key, outcome)
-                else:
-                    self._undeliverable += 1
-                    log.error(
-                        "schedule %s/%d/%d targets missing topic %r; it stays in the "
-                        "schedules topic and fires at the next start once the topic exists",
-                        self.config.topic,
-                        state.partition,
-                        offset,
-                        outcome.target.topic,
-                    )
-
-    def _forbid(self, partition: int, offset: int, target_topic: str) -> None:
-        """Never fired; the record stays for an operator to see and cancel."""
-        self._forbidden += 1
-        log.error(
-            "schedule %s/%d/%d targets %r, which is not among the topic's allowed targets; "
-            "skipped, never fired",
-            self.config.topic,
-            partition,
-            offset,
-            target_topic,
-        )
-
-    def _topic_exists(self, name: str) -> bool:
-        assert self._consumer is not None
-        if name not in self._known_topics:
-            try:
-                topic_partitions(self._consumer, name)
-            except TopicMissing:
-                return False
-            self._known_topics.add(name)
-        return True
 
     # --- firing ----------------------------------------------------------
 

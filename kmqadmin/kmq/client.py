@@ -9,13 +9,16 @@
 A crash after 4 leaves start markers with no end: the tracker redelivers.
 """
 
+import contextlib
 import logging
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.client.broker_watch import BrokerWatch
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.closing import Closing
 from kmqadmin.kafka.client.config import consumer_config, producer_config
@@ -60,10 +63,7 @@ class QueueClient(Closing):
 
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
-        self._consumer = Consumer(
-            consumer_config(config.bootstrap_servers, config.group_id, config.kafka_config)
-        )
-        self._consumer.subscribe([config.topic])
+        self._consumer, self._watch = self._subscribed_consumer()
         # Delivery reports only for failures: a Python callback per marker
         # would cost as much as writing it.
         self._producer = Producer(
@@ -83,6 +83,8 @@ class QueueClient(Closing):
 
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
         """Up to ``max_messages`` messages, each with its start marker safely written."""
+        if self._watch.lost():
+            self._replace_consumer()
         records = self._consumer.consume(max_messages, timeout)
         if not records:
             return []
@@ -157,6 +159,34 @@ class QueueClient(Closing):
             self._consumer.close()
 
     # --- internals -----------------------------------------------------
+
+    def _subscribed_consumer(self) -> tuple[Consumer, BrokerWatch]:
+        config, watch = self.config, BrokerWatch()
+        consumer = Consumer(
+            consumer_config(
+                config.bootstrap_servers,
+                config.group_id,
+                {**config.kafka_config, **watch.settings()},
+            )
+        )
+        consumer.subscribe([config.topic])
+        return consumer, watch
+
+    def _replace_consumer(self) -> None:
+        """A consumer that has had no broker for a while may never get one
+        back (kafka/client/broker_watch.py): a new one joins the group. What
+        the old one handed out stays in flight (its start markers are
+        written); offsets it could not commit are read again, as after any
+        refused commit. The old one is closed on a thread of its own, since
+        closing a client in that state may never return."""
+        log.warning(
+            "%s: this worker's consumer has had no broker for %.0f s; replacing it",
+            self.config.topic,
+            self._watch.down_for_s(),
+        )
+        old = self._consumer
+        self._consumer, self._watch = self._subscribed_consumer()
+        threading.Thread(target=_close_quietly, args=(old,), daemon=True).start()
 
     def _commit(self, commits: dict[int, int]) -> None:
         """Step 4. A commit the group refuses while it moves (its coordinator
@@ -238,3 +268,8 @@ class QueueClient(Closing):
     def _raise_unless_benign(error: KafkaError) -> None:
         if error.code() != KafkaError._PARTITION_EOF:
             raise KafkaException(error)
+
+
+def _close_quietly(consumer: Consumer) -> None:
+    with contextlib.suppress(KafkaException, RuntimeError):
+        consumer.close()

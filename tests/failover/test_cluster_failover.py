@@ -18,6 +18,7 @@ import pytest
 from confluent_kafka import KafkaException
 
 from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.kafka.client import broker_watch
 from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
 from kmqadmin.kmq import (
     Backoff,
@@ -250,6 +251,44 @@ def test_leaders_of_the_dlq_and_schedules_killed_mid_redelivery_and_fire(
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
     assert all(n >= 3 for n in deliveries.values())
     probe.check()
+
+
+@pytest.mark.django_db
+def test_a_worker_whose_consumer_lost_every_broker_gets_a_new_one(
+    cluster: EmbeddedCluster,
+    queue: QueueConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The whole cluster goes (kill -9 of every node) for longer than a
+    consumer may be without a broker: the worker replaces its consumer
+    (kafka/client/broker_watch.py) rather than trust one that may never get
+    a broker back, and once the cluster is back every message is worked,
+    those sent before the outage and those sent after it."""
+    monkeypatch.setattr(broker_watch, "LOST_S", 3.0)
+    _send(queue, 0, 100)
+    worked: set[bytes] = set()
+    with QueueClient(queue) as worker:
+
+        def work_until(count: int) -> bool:
+            for message in worker.poll(100, 0.2):
+                worker.ack(message)
+                worked.add(message.value)
+            return len(worked) >= count
+
+        wait_for(lambda: work_until(100), 60, "the first hundred", every=0)
+        for node in cluster.nodes:
+            cluster.kill(node)
+        outage_ends = time.monotonic() + 2 * broker_watch.LOST_S
+        while time.monotonic() < outage_ends:  # the outage itself, the worker polling on
+            worker.poll(100, 0.2)
+        for node in cluster.nodes.values():
+            node.launch()
+        cluster.wait_registered(len(cluster.nodes))
+        _send(queue, 100, 200)
+        wait_for(lambda: work_until(200), 120, "every message, before and after", every=0)
+    assert worked == {f"m{i}".encode() for i in range(200)}
+    assert "consumer has had no broker" in caplog.text
 
 
 def _send(queue: QueueConfig, start: int, stop: int) -> None:

@@ -33,7 +33,7 @@ from kmqadmin.kafka.client.errors import EmbeddedBrokerError, KafkaSetupError
 from . import child
 
 NODE_ID = 1
-DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars" / "kafka"
+DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".jars" / "kafka"
 HEAP = "512m"
 
 # One node: every internal topic at replication factor 1 and few partitions,

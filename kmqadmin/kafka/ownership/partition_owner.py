@@ -20,13 +20,22 @@ acts on is its subclass's business; this class holds what owning takes:
 
 import contextlib
 import logging
+import threading
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 
+from kmqadmin.kafka.client.broker_watch import BrokerWatch
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config, session_timeout_s
 
@@ -75,6 +84,7 @@ class PartitionOwner[S: OwnedPartition](Service):
         self.max_wait = max_wait
         self._states: dict[int, S] = {}
         self._consumer: Consumer | None = None
+        self._watch = BrokerWatch()  # each life's consumer gets its own
         self._fenced = FencedPartitions(session_timeout_s(owned.kafka_config))
         # Assignments received: a count that climbs while nothing else changes
         # is a group that cannot settle (a flapping member, a slow turn).
@@ -121,9 +131,13 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     def serve(self) -> None:
         """Until stop(): consume, then act (``_turn``)."""
-        owned = self.owned
+        owned, self._watch = self.owned, BrokerWatch()
         self._consumer = Consumer(
-            consumer_config(owned.bootstrap_servers, owned.group_id, owned.kafka_config)
+            consumer_config(
+                owned.bootstrap_servers,
+                owned.group_id,
+                {**owned.kafka_config, **self._watch.settings()},
+            )
         )
         try:
             self._open()
@@ -134,6 +148,14 @@ class PartitionOwner[S: OwnedPartition](Service):
                 on_lost=self._on_lost,
             )
             while not self._stop.is_set():
+                if self._watch.lost():
+                    down_s = self._watch.down_for_s()
+                    raise KafkaException(
+                        KafkaError(
+                            KafkaError._ALL_BROKERS_DOWN,
+                            f"no broker for {down_s:.0f} s; a new life with new clients",
+                        )
+                    )
                 self._turn(self._consumer.consume(self.batch_size, self._wait_time()))
         finally:
             self._shutdown()
@@ -244,7 +266,11 @@ class PartitionOwner[S: OwnedPartition](Service):
         """Releases this life's clients, also after a crash, so a restart
         starts clean."""
         try:
-            if self._consumer is not None:
+            if self._consumer is not None and self._watch.lost():
+                # Nothing to say to a cluster it cannot reach, and closing a
+                # consumer in that state may never return (broker_watch.py).
+                threading.Thread(target=self._consumer.close, daemon=True).start()
+            elif self._consumer is not None:
                 try:
                     self._last_words()
                 finally:

@@ -1,0 +1,58 @@
+"""BrokerWatch: tells a client that has been without any broker for too long.
+
+librdkafka (since 2.10) drops the brokers a Metadata answer does not list.
+A broker that stalled past its session with the KRaft controller answers,
+for a moment after it resumes, with itself fenced: with no broker at all. A
+client that asked just then is left with none, and with librdkafka 2.16 the
+handle of the dropped broker never finishes going (librdkafka issue #5511,
+"group coordinator rediscovery after broker decommission"), so the client
+neither re-bootstraps nor reconnects. A group consumer in that state stays
+out of its group for good and says nothing: the demo's `orders` worker did
+so after a 30 s SIGSTOP of the broker, while the `emails` one beside it,
+which asked a moment later, rejoined.
+
+The watch reads the client's statistics, which librdkafka hands over when
+the client is polled, and remembers when one of its brokers (not the logical
+group or transaction coordinator handles) was last up. Once ``lost()``, the
+client's owner replaces it. A cluster that is really away makes that happen
+once per LOST_S, which costs a client's connection attempts and nothing else.
+"""
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+STATS_MS = 2000
+LOST_S = 15.0
+# librdkafka's sources of a broker handle that serve requests for anything.
+_REAL = frozenset({"learned", "configured"})
+
+
+class BrokerWatch:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.lost_after_s = LOST_S
+        self._clock = clock
+        self._last_up = clock()  # a new client is given its first LOST_S
+
+    def settings(self) -> dict[str, Any]:
+        """What the watched client's configuration needs."""
+        return {"statistics.interval.ms": STATS_MS, "stats_cb": self.on_stats}
+
+    def on_stats(self, stats_json: str) -> None:
+        try:
+            brokers = json.loads(stats_json)["brokers"].values()
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return  # not librdkafka's statistics: nothing learned
+        if any(_up(broker) for broker in brokers if isinstance(broker, dict)):
+            self._last_up = self._clock()
+
+    def down_for_s(self) -> float:
+        return self._clock() - self._last_up
+
+    def lost(self) -> bool:
+        return self.down_for_s() >= self.lost_after_s
+
+
+def _up(broker: dict[str, Any]) -> bool:
+    return broker.get("state") == "UP" and broker.get("source") in _REAL

@@ -1,0 +1,70 @@
+"""BrokerWatch: how long a client has been without a broker (pure logic, and
+the statistics of a real consumer)."""
+
+import json
+
+from confluent_kafka import Consumer
+
+from kmqadmin.kafka.client.broker_watch import LOST_S, BrokerWatch
+from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
+from tests.process import wait_for
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _stats(**brokers: tuple[str, str]) -> str:
+    return json.dumps(
+        {"brokers": {name: {"source": src, "state": st} for name, (src, st) in brokers.items()}}
+    )
+
+
+def test_a_client_is_lost_only_after_lost_s_with_no_real_broker_up() -> None:
+    clock = Clock()
+    watch = BrokerWatch(clock)
+    clock.now += LOST_S - 1
+    assert not watch.lost()  # a new client gets its first LOST_S
+    watch.on_stats(_stats(b1=("learned", "UP"), gc=("logical", "UP")))
+    clock.now += LOST_S - 1
+    assert not watch.lost()
+    # What a consumer left by librdkafka issue #5511 reports: only the
+    # coordinator's logical handle up, the dropped broker stuck in INIT.
+    for _ in range(3):
+        clock.now += 1
+        watch.on_stats(_stats(b1=("learned", "INIT"), gc=("logical", "UP")))
+    assert watch.lost() and watch.down_for_s() == LOST_S + 2
+    watch.on_stats(_stats(boot=("configured", "UP")))
+    assert not watch.lost()
+
+
+def test_statistics_that_do_not_parse_teach_nothing() -> None:
+    clock = Clock()
+    watch = BrokerWatch(clock)
+    clock.now += LOST_S
+    for garbage in ("", "[]", "{", '{"brokers": 3}', '{"brokers": {"x": 1}}'):
+        watch.on_stats(garbage)
+    assert watch.lost()
+
+
+def test_a_real_consumers_statistics_show_its_broker_up(kafka: EmbeddedBroker, topic: str) -> None:
+    """Guards the field names the watch reads against librdkafka's own."""
+    seen: list[str] = []
+    watch = BrokerWatch()
+    settings = watch.settings()
+    watched = settings["stats_cb"]
+    settings["stats_cb"] = lambda stats: (seen.append(stats), watched(stats))
+    consumer = Consumer(consumer_config(kafka.bootstrap_servers, f"{topic}-g", settings))
+    try:
+        consumer.subscribe([topic])
+        wait_for(lambda: consumer.poll(0.2) is None and len(seen) >= 2, 30, "two statistics")
+    finally:
+        consumer.close()
+    brokers = json.loads(seen[-1])["brokers"].values()
+    assert any(b["source"] == "learned" and b["state"] == "UP" for b in brokers)
+    assert watch.down_for_s() < 5

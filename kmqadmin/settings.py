@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see README and DESIGN.md §5).
+"""Django settings, read from the environment (see docs/configuration.md and DESIGN.md §5).
 
 KAFKA_BOOTSTRAP_SERVERS, DATABASE_URL, REDIS_URL and SPARK_MASTER each fall
 back to an embedded default when unset, so `make run` needs no servers.
@@ -22,7 +22,7 @@ SECRET_KEY = config.secret_key(env.str("DJANGO_SECRET_KEY", default=""), DATA_DI
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-# --- web safety (README: Production) ---------------------------------------
+# --- web safety (docs/production.md) ---------------------------------------
 # Safe by default once DEBUG is off. Browsers keep Secure cookies on
 # http://localhost and 127.0.0.1, so `make run` works with them; the TLS
 # redirect and the proxy header depend on the deployment, hence switches.

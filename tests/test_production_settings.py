@@ -60,7 +60,7 @@ def test_unset_variables_select_the_embedded_defaults(tmp_path) -> None:
     }
 
 
-# What a deployment behind TLS sets (README: Production); nothing needs a server.
+# What a deployment behind TLS sets (docs/production.md); nothing needs a server.
 PRODUCTION = {
     "DJANGO_DEBUG": "0",
     "DJANGO_SECRET_KEY": "q8Vw3-not-a-real-key-but-long-and-varied-enough-for-the-check-9xZ",

@@ -10,7 +10,7 @@ of a batch or a flush the broker refused, each named.
 
 On the kmq backend nothing is refused: an ack is an end marker, and one
 that reaches the tracker after the message was redelivered settles nothing
-(the copy is delivered as usual); see the README's "Late acknowledgements".
+(the copy is delivered as usual); see docs/queue.md, "Late acknowledgements".
 """
 
 from collections.abc import Sequence

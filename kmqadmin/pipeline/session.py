@@ -44,7 +44,7 @@ def spark_session(master: str, app_name: str = "kmqadmin-analytics") -> SparkSes
     otherwise: Spark refuses workers of another minor version, and ours has
     the pipeline's dependencies installed. A local session gets Spark's
     Kafka source from spark_jars(); on a cluster, spark-submit brings it
-    (``--packages``, see the README) and its ``spark.jars`` is left alone.
+    (``--packages``, see docs/analytics.md) and its ``spark.jars`` is left alone.
     """
     # Read by the JVM when it starts, for every kind of Python worker it spawns.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -78,7 +78,7 @@ def page(browser: Browser, stack: Stack) -> Iterator[Page]:
 
 
 def screenshot(page: Page, name: str) -> None:
-    """Into KMQ_SCREENSHOTS (docs/ when refreshing the README's pictures)."""
+    """Into KMQ_SCREENSHOTS (docs/ when refreshing the pictures of docs/console.md)."""
     folder = os.environ.get("KMQ_SCREENSHOTS")
     if folder:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)

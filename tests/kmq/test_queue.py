@@ -238,7 +238,7 @@ def test_keyed_messages_land_where_the_java_partitioner_puts_them(queue: QueueCo
 def test_a_late_ack_on_kmq_is_accepted_and_the_redelivered_copy_is_delivered(
     queue: QueueConfig, tracker: RedeliveryTracker
 ) -> None:
-    """The kmq backend's answer to a stale ack (README "Late
+    """The kmq backend's answer to a stale ack (docs/queue.md, "Late
     acknowledgements"): an ack is an end marker, never refused; once the
     tracker has redelivered the message, the late ack settles nothing and
     the copy is delivered and acked as usual. Nothing is dead-lettered."""

@@ -26,7 +26,7 @@ def add_arguments(parser: ArgumentParser) -> None:
         choices=(1, 3),
         default=1,
         help="3: a KRaft cluster of three nodes on consecutive ports, with the replication "
-        "settings a production cluster needs (README, 'Production clusters')",
+        "settings a production cluster needs (docs/production.md, 'Production clusters')",
     )
 
 

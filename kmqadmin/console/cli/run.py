@@ -78,7 +78,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         # It serves plain http on a developer's machine: cookies marked
         # secure would not come back from every client there (Python's, or a
         # browser reaching it by a name other than localhost). Behind TLS, set
-        # DJANGO_SECURE_COOKIES=1 (README, Production).
+        # DJANGO_SECURE_COOKIES=1 (docs/production.md).
         os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
         # Entered before the children, so removed only once they have stopped.
         environments = {name: _metered(name, stack) for name in METERED}
@@ -108,7 +108,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
 def _metered(name: str, stack: contextlib.ExitStack) -> dict[str, str]:
     """The environment of a service with an empty metrics directory of its
     own, removed when the run ends: the prefork worker's jobs run in its
-    pool's children, which add up there (README, Metrics); shared, each
+    pool's children, which add up there (docs/metrics.md); shared, each
     service would serve the other's metrics too."""
     folder = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"kmq-metrics-{name}-"))
     return {**os.environ, MULTIPROC_DIR: folder}

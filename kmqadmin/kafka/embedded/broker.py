@@ -64,8 +64,8 @@ _SINGLE_NODE = {
     "min.insync.replicas": 1,
 }
 
-# Several nodes: what a production cluster needs (README, "Production
-# clusters"): every topic and internal log on three replicas, and a write
+# Several nodes: what a production cluster needs (docs/production.md,
+# "Production clusters"): every topic and internal log on three replicas, and a write
 # acknowledged only once two hold it, so one node may die without losing an
 # acknowledged record, a committed transaction or a group's offsets.
 _REPLICATED = _SINGLE_NODE | {

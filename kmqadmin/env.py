@@ -17,9 +17,25 @@ DEFAULT_EMBEDDED_KAFKA_PORT = 19092
 
 
 def database(url: str | None, data_dir: Path) -> dict[str, Any]:
-    """DATABASE_URL, or a SQLite file under the data dir when unset."""
+    """DATABASE_URL, or a SQLite file under the data dir when unset.
+
+    `make run`'s web, worker and beat all write to that one file. In SQLite's
+    default mode a reader blocks a writer, and a transaction that starts by
+    reading and then writes fails at once with "database is locked" when
+    another holds the lock; the worker logged that traceback. WAL lets
+    readers and one writer work side by side, IMMEDIATE takes the write lock
+    when a transaction begins (so it waits instead of failing half-way), and
+    the timeout is how long it waits."""
     if not url:
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(data_dir / "db.sqlite3")}
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(data_dir / "db.sqlite3"),
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+        }
     scheme = url.partition("://")[0] if "://" in url else ""
     if scheme not in environ.Env.DB_SCHEMES:
         raise ImproperlyConfigured(

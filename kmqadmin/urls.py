@@ -1,9 +1,14 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 urlpatterns = [
     path("", include("kmqadmin.console.urls")),
     path("api/", include("kmqadmin.api.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
+    # Where browsers look when a page names no icon (the API's JSON, say):
+    # without it every such visit logged "Not Found: /favicon.ico".
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
 ]

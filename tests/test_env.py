@@ -4,15 +4,27 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db.utils import ConnectionHandler
+from pytest_django import DjangoDbBlocker
 
 from kmqadmin import env
 
 
-def test_unset_database_url_means_a_sqlite_file(tmp_path: Path) -> None:
-    assert env.database("", tmp_path) == {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(tmp_path / "db.sqlite3"),
-    }
+def test_unset_database_url_means_a_sqlite_file_in_wal_mode(
+    tmp_path: Path, django_db_blocker: DjangoDbBlocker
+) -> None:
+    """Web, worker and beat share the file: WAL, and write transactions that
+    wait for the lock instead of failing with "database is locked"."""
+    config = env.database("", tmp_path)
+    assert config["NAME"] == str(tmp_path / "db.sqlite3")
+    connections = ConnectionHandler({"default": config})
+    try:
+        with django_db_blocker.unblock(), connections["default"].cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            assert cursor.fetchone()[0] == "wal"
+        assert connections["default"].transaction_mode == "IMMEDIATE"
+    finally:
+        connections.close_all()
 
 
 def test_postgres_url_selects_postgresql(tmp_path: Path) -> None:

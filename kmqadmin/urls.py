@@ -12,3 +12,5 @@ urlpatterns = [
     # without it every such visit logged "Not Found: /favicon.ico".
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
 ]
+
+handler404 = "kmqadmin.console.views.not_found.page_not_found"

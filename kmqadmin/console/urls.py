@@ -72,6 +72,7 @@ urlpatterns = [
         dead_letters.letter_headers,
         name="letter-headers",
     ),
+    path("schedules/", schedules.index, name="schedule-topics"),
     re_path(rf"^schedules/{TOPIC}/$", schedules.upcoming, name="schedules"),
     re_path(rf"^schedules/{TOPIC}/new$", schedules.edit, name="new-schedule"),
     re_path(

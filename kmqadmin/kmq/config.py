@@ -4,7 +4,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kmqadmin.kafka.admin.topics import ensure_topics
+from kmqadmin.kafka.admin.topics import (
+    admin_client,
+    cluster_metadata,
+    ensure_topics,
+    partition_counts,
+)
 from kmqadmin.kafka.client.masking import masked
 from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
 from kmqadmin.scheduler.config import SchedulerConfig
@@ -94,16 +99,9 @@ class QueueConfig:
         (share_group.configure), so any client, ours or not, that joins it
         starts from the earliest record and reads committed ones only.
         """
-        topics = dict.fromkeys([self.topic, self.dlq_topic], partitions)
-        if self.backend == "kmq":
-            topics[self.markers_topic] = partitions
-        else:
-            topics[self.counts_topic] = 1
-        if self.backoff is not None:
-            topics[self.schedules_topic] = partitions
         created = ensure_topics(
             self.bootstrap_servers,
-            topics,
+            self.topics(partitions),
             configs={
                 self.schedules_topic: SCHEDULES_TOPIC_CONFIG,
                 self.counts_topic: COUNTS_TOPIC_CONFIG,
@@ -113,6 +111,25 @@ class QueueConfig:
         if self.backend == "share":
             share_group.configure(self)
         return created
+
+    def topics(self, partitions: int = 6) -> dict[str, int]:
+        """The queue's topics, each with the partitions it is created with."""
+        topics = dict.fromkeys([self.topic, self.dlq_topic], partitions)
+        if self.backend == "kmq":
+            topics[self.markers_topic] = partitions
+        else:
+            topics[self.counts_topic] = 1
+        if self.backoff is not None:
+            topics[self.schedules_topic] = partitions
+        return topics
+
+    def missing_topics(self, timeout: float = 2.0) -> list[str]:
+        """The queue's topics the cluster does not have; BrokerUnavailable
+        when it does not answer within ``timeout``."""
+        admin = admin_client(self.bootstrap_servers, self.kafka_config)
+        metadata = cluster_metadata(self.bootstrap_servers, timeout, admin)
+        counts = partition_counts(metadata, list(self.topics()))
+        return [name for name, count in counts.items() if count is None]
 
     def scheduler_config(self) -> SchedulerConfig:
         """The scheduler that delivers this queue's delayed copies."""

@@ -185,6 +185,29 @@ def test_markers_are_decoded_as_markers_and_a_bad_one_shown_raw_with_why(filled:
     assert "not a kmq marker: marker key must be 12 bytes" in bad and "73 68 6f 72 74" in bad
 
 
+def test_the_list_shows_binary_as_hex_and_markers_as_what_they_say(filled: Queue) -> None:
+    """Never glyph boxes: a key or value that is not printable UTF-8 shows as
+    hex, and a markers topic's rows say what each marker does."""
+    produce(
+        filled.cluster.bootstrap,
+        filled.markers_topic,
+        [
+            {"key": markers.encode_key(0, 5), "value": markers.start(30_000), "timestamp": T0},
+            {"key": markers.encode_key(0, 5), "value": markers.END},
+            {"key": b"short", "value": b"\x00\xff"},
+        ],
+    )
+    viewer = client_as("viewer")
+    rows = browse(viewer, filled, filled.markers_topic, partition=0).content.decode()
+    assert f"start of {filled.topic}/0/5, due 2023-11-14 22:13:50 UTC" in rows
+    assert f"end (ack) of {filled.topic}/0/5" in rows
+    assert "0x000000000000000000000005" in rows  # the packed key
+    assert "0x00ff" in rows and "\ufffd" not in rows  # garbage stays raw, in hex
+    produce(filled.cluster.bootstrap, filled.dlq_topic, [{"key": b"\x89PNG", "value": b"\xc3("}])
+    letters = browse(viewer, filled, filled.dlq_topic, partition=0).content.decode()
+    assert "0x89504e47" in letters and "0xc328" in letters and "\ufffd" not in letters
+
+
 def test_schedules_are_decoded_as_schedules_and_a_bad_one_shown_raw_with_why(
     filled: Queue, topic: str
 ) -> None:

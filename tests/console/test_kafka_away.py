@@ -66,6 +66,20 @@ def test_pages_and_api_calls_on_a_stalled_cluster_say_so_in_time(away: Queue) ->
 
 
 @pytest.mark.django_db
+def test_an_admin_s_queue_page_on_a_stalled_cluster_offers_no_topics_to_create(
+    away: Queue,
+) -> None:
+    """Whether topics are missing is unknown while the cluster does not
+    answer: the page says nothing of it rather than offer to create them."""
+    admin = Client()
+    admin.force_login(user_with("admin"))
+    page, took = timed(lambda: admin.get(f"/queues/{away.topic}/"))
+    assert page.status_code == 200
+    assert "Create missing topics" not in page.content.decode()
+    assert took < ANSWERS_WITHIN_S
+
+
+@pytest.mark.django_db
 def test_a_secured_cluster_that_does_not_answer_is_a_503_in_time(
     stalled: str, topic: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -235,8 +235,12 @@ def test_a_queue_whose_topics_are_missing_says_so_until_an_admin_creates_them(
     missing = admin.get(f"/queues/{topic}/dlq/")
     assert missing.status_code == 409 and b"does not exist" in missing.content
     assert admin.get(f"/schedules/{topic}/nope/edit").status_code == 404  # no such topic
+    offered = admin.get(f"/queues/{topic}/").content.decode()
+    assert "Create missing topics" in offered
+    assert f"Missing from the cluster: {topic}, {topic}__undelivered, {topic}__markers" in offered
     admin.post(f"/queues/{topic}/topics")
     assert admin.get(f"/queues/{topic}/dlq/").status_code == 200
+    assert "Create missing topics" not in admin.get(f"/queues/{topic}/").content.decode()
 
 
 def test_editing_a_schedule_keeps_its_pass_through_headers(kafka, topic: str) -> None:

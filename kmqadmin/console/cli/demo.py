@@ -15,13 +15,16 @@ from typing import Any
 from confluent_kafka import KafkaException
 from django.core.management.base import BaseCommand
 
-from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
+from kmqadmin.scheduler.client import ScheduleClient
 
 from .stopping import stop_event
 
 DEMO_QUEUES = {"orders": 3, "emails": 3}
+DEMO_SCHEDULES = "reminders"
+REMINDERS_DUE_MIN = (2, 5, 10, 30, 60)
 
 
 def add_arguments(parser: ArgumentParser) -> None:
@@ -33,8 +36,10 @@ def add_arguments(parser: ArgumentParser) -> None:
 
 def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     queues = register()
+    reminders = register_schedules()
     if options["verbosity"]:
         command.stdout.write("demo queues: " + ", ".join(q.topic for q in queues))
+        command.stdout.write(f"demo schedules topic: {reminders.topic}")
     if options["traffic"]:
         run_traffic([q.config() for q in queues], options["rate"])
 
@@ -52,6 +57,27 @@ def register() -> list[Queue]:
         queue.config().ensure_topics(partitions=queue.partitions)
         queues.append(queue)
     return queues
+
+
+def register_schedules() -> ScheduleTopic:
+    """A schedules topic whose reminders fire into the `emails` queue over
+    the next hour, so the Schedules page has something to show; the
+    reminders are written once, when the topic is first registered."""
+    cluster, _ = Cluster.objects.get_or_create(name="local")
+    reminders, created = ScheduleTopic.objects.get_or_create(
+        cluster=cluster,
+        topic=DEMO_SCHEDULES,
+        defaults={"group_id": f"{DEMO_SCHEDULES}-scheduler", "partitions": 3},
+    )
+    reminders.config().ensure_topics(partitions=reminders.partitions)
+    if created:
+        now = time.time()
+        with ScheduleClient(reminders.config()) as client:
+            for n, minutes in enumerate(REMINDERS_DUE_MIN, start=1):
+                body = {"reminder": n, "queue": "emails", "due_in_min": minutes}
+                due = now + 60 * minutes  # epoch seconds
+                client.schedule(f"reminder-{n}", due, "emails", json.dumps(body).encode())
+    return reminders
 
 
 def run_traffic(configs: list[QueueConfig], rate: float) -> None:

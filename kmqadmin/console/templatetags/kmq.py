@@ -7,6 +7,8 @@ from django import template
 
 from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kmq import markers
+from kmqadmin.kmq.names import markers_topic
 
 from .. import durations
 from ..services.registered import cluster_query
@@ -16,6 +18,7 @@ register = template.Library()
 # Payloads longer than this are cut on the page (the API gives them whole).
 SHOWN_BYTES = 16_384
 _PRINTABLE = frozenset(string.printable)
+MARKERS_SUFFIX = markers_topic("")
 
 
 @register.filter
@@ -69,8 +72,51 @@ def payload(value: bytes | None) -> dict:
 
 
 @register.filter
-def text(data: bytes | None) -> str:
-    return "" if data is None else data.decode(errors="replace")
+def cell(data: bytes | None) -> str:
+    """A key or value in a table cell: the text when the bytes are printable
+    UTF-8, else ``0x`` and their hex. A packed marker key or an Avro body
+    decoded with replacement would show as a row of glyph boxes."""
+    if data is None:
+        return ""
+    try:
+        decoded = data.decode()
+    except UnicodeDecodeError:
+        return "0x" + data.hex()
+    if all(c in _PRINTABLE or c.isprintable() for c in decoded):
+        return decoded
+    return "0x" + data.hex()
+
+
+@register.filter
+def marker(record: object) -> str | None:
+    """What a record of a kmq markers topic says ("start of orders/2/17, due
+    2026-11-27 10:00:00 UTC"); None when it is not one (any topic's record
+    may be browsed, and a markers topic may hold garbage)."""
+    topic = getattr(record, "topic", "")
+    if not topic.endswith(MARKERS_SUFFIX):
+        return None
+    try:
+        partition, offset = markers.decode_key(record.key)
+        kind, deadline, extra = markers.decode_value(record.value)
+        if kind is markers.MarkerType.START:
+            deadline = markers.start_deadline(deadline, record.timestamp_ms or 0)
+    except markers.MarkerError:
+        return None
+    of = f"{topic.removesuffix(MARKERS_SUFFIX)}/{partition}/{offset}"
+    if kind is markers.MarkerType.START:
+        return f"start of {of}, due {_utc(deadline)}"
+    if kind is markers.MarkerType.EXTEND:
+        return f"extend {of} to {_utc(deadline)}"
+    if kind is markers.MarkerType.REJECT:
+        return f"reject {of}: {extra.decode(errors='replace')}"
+    if kind is markers.MarkerType.END:
+        return f"end (ack) of {of}"
+    return f"redeliver now {of}"
+
+
+def _utc(ms: int) -> str:
+    at = ms_datetime(ms)
+    return f"{at:%Y-%m-%d %H:%M:%S} UTC" if at is not None else f"epoch ms {ms}"
 
 
 @register.filter

@@ -11,14 +11,16 @@ from django.views.decorators.http import require_POST
 
 from kmqadmin.kafka.admin.groups import GroupNotEmpty
 from kmqadmin.kafka.admin.offset_reset import BadReset
+from kmqadmin.kafka.client.errors import BrokerUnavailable
 
 from .. import charts
 from ..decorators import admin, operator, viewer
 from ..forms.queue import ActionForm, ReplayForm
 from ..forms.reset import ResetForm
 from ..models import Queue
-from ..services import audit, clients, registered, share_groups
+from ..services import audit, availability, clients, registered, share_groups
 from ..services import messages as queue_messages
+from ..services.availability import KafkaAway
 from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
 from ..services.masking import masking_for
@@ -47,10 +49,22 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
         "replay": ReplayForm(),
         "can_act": role >= Role.OPERATOR,
         "is_admin": role >= Role.ADMIN,
+        "missing_topics": _missing_topics(queue) if role >= Role.ADMIN else [],
     }
     if queue.backend == "share":
         context |= {"share": share_groups.view(queue), "share_reset": ResetForm()}
     return render(request, "console/queue.html", context)
+
+
+def _missing_topics(queue: Queue) -> list[str]:
+    """What "Create missing topics" would create; none offered while the
+    cluster does not answer (the page's live parts say it is away)."""
+    config = queue.config()
+    try:
+        availability.require(config.bootstrap_servers, config.kafka_config)
+        return config.missing_topics()
+    except (KafkaAway, BrokerUnavailable):
+        return []
 
 
 @operator

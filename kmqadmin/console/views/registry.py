@@ -16,6 +16,8 @@ FORMS: dict[str, type[ModelForm]] = {
     "queue": QueueForm,
     "schedules": ScheduleTopicForm,
 }
+# What each kind is called on its page: "Register a schedules topic".
+KINDS = {"cluster": "cluster", "queue": "queue", "schedules": "schedules topic"}
 
 
 @admin
@@ -38,7 +40,8 @@ def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResp
     model = form_class._meta.model
     instance = get_object_or_404(model, pk=pk) if pk is not None else None
     before = _fields(_current(instance, form_class)) if instance else None
-    form = form_class(request.POST or None, instance=instance)
+    initial = _initial(request, kind) if instance is None else None
+    form = form_class(request.POST or None, instance=instance, initial=initial)
     form.user = request.user  # whose a refused backend switch is (QueueForm)
     if request.method == "POST" and form.is_valid():
         # Validated, so the intent is what will be saved (form.instance holds it).
@@ -51,8 +54,21 @@ def register(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResp
         messages.success(request, f"saved {kind} {saved}" + _created(created))
         return redirect("console:registry")
     status = 400 if request.method == "POST" else 200
-    context = {"form": form, "kind": kind, "instance": instance}
+    context = {"form": form, "kind": KINDS[kind], "instance": instance}
     return render(request, "console/register.html", context, status=status)
+
+
+def _initial(request: HttpRequest, kind: str) -> dict[str, object]:
+    """What a new registration starts from: the topic a "not registered"
+    page linked with, and the cluster when there is only one to choose."""
+    initial: dict[str, object] = {}
+    if kind != "cluster":
+        if topic := request.GET.get("topic"):
+            initial["topic"] = topic
+        only = list(Cluster.objects.all()[:2])
+        if len(only) == 1:
+            initial["cluster"] = only[0].pk
+    return initial
 
 
 def _current(instance: Model, form_class: type[ModelForm]) -> dict:

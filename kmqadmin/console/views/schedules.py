@@ -1,4 +1,4 @@
-"""Schedules: the upcoming list of a schedules topic, create, edit, cancel, fire now."""
+"""Schedules: the schedules topics, a topic's upcoming list, create, edit, cancel, fire now."""
 
 from confluent_kafka import Message as KafkaMessage
 from django.contrib import messages
@@ -15,6 +15,7 @@ from ..forms.schedule import ScheduleForm
 from ..models import ScheduleTopic
 from ..services import clients, cursors, registered
 from ..services.missing import Missing
+from ..services.roles import Role, role_of
 from ..services.schedules import (
     TargetNotAllowed,
     cancel_schedule,
@@ -29,6 +30,16 @@ PAGE = 50
 
 def topic_or_404(request: HttpRequest, topic: str) -> ScheduleTopic:
     return registered.lookup(ScheduleTopic, topic, request.GET.get(registered.CLUSTER))
+
+
+@viewer
+def index(request: HttpRequest) -> HttpResponse:
+    """The registered schedules topics: where the menu's Schedules leads."""
+    context = {
+        "topics": ScheduleTopic.objects.select_related("cluster"),
+        "is_admin": role_of(request.user) >= Role.ADMIN,
+    }
+    return render(request, "console/schedule_topics.html", context)
 
 
 @viewer

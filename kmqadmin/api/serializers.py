@@ -256,7 +256,12 @@ class ActionDoneSerializer(serializers.Serializer):
 class LetterSerializer(serializers.Serializer):
     partition = serializers.IntegerField()
     offset = serializers.IntegerField()
-    timestamp_ms = serializers.IntegerField()
+    timestamp_ms = serializers.IntegerField(help_text="the message's own timestamp (produced)")
+    dead_lettered_ms = serializers.IntegerField(
+        allow_null=True,
+        help_text="when the letter was written (its kmq-dlq-at header); null when the "
+        "tracker that wrote it does not record it",
+    )
     id = serializers.CharField(allow_null=True, help_text="kmq-id")
     reason = serializers.CharField(allow_null=True)
     detail = serializers.CharField(allow_null=True)

@@ -89,7 +89,11 @@ def _copy(record: KafkaMessage, original: Headers, stable_id: bytes, redelivery:
 def _dead(
     record: KafkaMessage, original: Headers, stable_id: bytes, reason: str, detail: str
 ) -> Outgoing:
-    updates = {headers.MESSAGE_ID: stable_id, headers.DLQ_REASON: reason.encode()}
+    updates = {
+        headers.MESSAGE_ID: stable_id,
+        headers.DLQ_REASON: reason.encode(),
+        headers.DLQ_AT: headers.encode_ms(now_ms()),
+    }
     if detail:
         updates[headers.DLQ_DETAIL] = detail.encode()
     return Outgoing(
@@ -110,6 +114,7 @@ def _undecodable(exc: UndecodableRecord) -> Outgoing:
         (headers.MESSAGE_ID, stable_id),
         (headers.DLQ_REASON, UNDECODABLE.encode()),
         (headers.DLQ_DETAIL, str(exc).encode()),
+        (headers.DLQ_AT, headers.encode_ms(now_ms())),
     ]
     return Outgoing(True, exc.key, exc.value, dlq_headers, exc.timestamp, 0, undecodable=True)
 

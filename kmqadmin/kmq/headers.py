@@ -18,6 +18,9 @@ REDELIVERY_COUNT = "kmq-redelivery-count"
 MESSAGE_ID = "kmq-id"
 DLQ_REASON = "kmq-dlq-reason"
 DLQ_DETAIL = "kmq-dlq-detail"
+# When the letter was written, epoch ms in ASCII decimal: a letter keeps its
+# message's timestamp, so the record's own time says when it was produced.
+DLQ_AT = "kmq-dlq-at"
 
 Headers = list[tuple[str, bytes | None]]
 
@@ -121,7 +124,7 @@ def replace(headers: Headers | None, updates: dict[str, bytes]) -> Headers:
 
 
 # What a message sent again as new (redriven, replayed) does not keep: it starts over.
-_STARTS_OVER = frozenset((REDELIVERY_COUNT, DLQ_REASON, DLQ_DETAIL))
+_STARTS_OVER = frozenset((REDELIVERY_COUNT, DLQ_REASON, DLQ_DETAIL, DLQ_AT))
 
 
 def fresh(headers: Headers | None) -> Headers:
@@ -129,3 +132,15 @@ def fresh(headers: Headers | None) -> Headers:
     headers kept (the message's history stays one story), its delivery
     count and DLQ reason dropped."""
     return [(k, v) for k, v in headers or () if k not in _STARTS_OVER]
+
+
+def encode_ms(ms: int) -> bytes:
+    return str(ms).encode()
+
+
+def decode_ms(data: bytes | None) -> int | None:
+    """An epoch-ms header's value; None when absent or not a plain decimal
+    (a letter written by another tracker, or by hand)."""
+    if data is None or not data.isdigit() or len(data) > 19:
+        return None
+    return int(data)

@@ -1,5 +1,8 @@
 """Console pages and actions: roles, CSRF, audit, against the real broker."""
 
+import re
+from datetime import UTC, datetime
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -9,6 +12,7 @@ from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
 from kmqadmin.console.services import clients
 from kmqadmin.console.services.schedules import write_schedule
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
+from kmqadmin.kmq import headers as h
 from tests.console.conftest import client_as, register_schedules
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
@@ -77,6 +81,11 @@ def test_operator_retries_and_rejects_then_redrives_from_the_dlq(
         dlq = {"partition": letter.partition(), "reason": "rejected"}
         page = operator.get(f"/queues/{topic}/dlq/", dlq)
         assert rejected.id.encode() in page.content and b"bad data" in page.content
+        row = page.content.decode().split("data-letter=")[1]
+        dead_at = h.decode_ms(h.find_in(letter, h.DLQ_AT))
+        assert dead_at is not None and dead_at >= letter.timestamp()[1]
+        assert f"{datetime.fromtimestamp(dead_at / 1000, UTC):%Y-%m-%d %H:%M:%S}" in row
+        assert "data-redriven" not in row
         assert (
             operator.get(f"/queues/{topic}/dlq/", {"key": "nope"}).content.count(b"data-letter")
             == 0
@@ -87,6 +96,9 @@ def test_operator_retries_and_rejects_then_redrives_from_the_dlq(
         assert redriven.status_code == 200
         [back] = poll_until(worker, 1)
         assert (back.id, back.delivery_count) == (rejected.id, 1)
+        assert h.find(back.headers, h.DLQ_AT) is None  # it starts over
+        marked = operator.get(f"/queues/{topic}/dlq/", dlq).content.decode()
+        assert re.search(rf"redriven [0-9-]+ [0-9:]+ UTC by operator to {topic}<", marked)
 
         story = operator.get(f"/queues/{topic}/messages/{rejected.id}")
         assert story.status_code == 200

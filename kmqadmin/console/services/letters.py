@@ -14,10 +14,13 @@ from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.draft import Draft, NotEditable, changes, check_size, of_record
 from kmqadmin.kmq.twin_letters import TwinLetters
 
-from ..models import Queue
+from ..models import AuditEntry, Queue
 from . import audit, clients
 from .conflict import Conflict
 from .missing import Missing
+
+# The audit actions that send one letter back to its queue.
+REDRIVES = ("redrive", "redrive with edits")
 
 
 def _text(data: bytes | None) -> str | None:
@@ -40,6 +43,7 @@ def letter_fields(letter: KafkaMessage) -> dict:
         "partition": letter.partition(),
         "offset": letter.offset(),
         "timestamp_ms": letter.timestamp()[1],
+        "dead_lettered_ms": h.decode_ms(h.find(record_headers, h.DLQ_AT)),
         "id": _text(h.find(record_headers, h.MESSAGE_ID)),
         "reason": _text(h.find(record_headers, h.DLQ_REASON)),
         "detail": _text(h.find(record_headers, h.DLQ_DETAIL)),
@@ -62,6 +66,25 @@ def page_fields(letters: Iterable[KafkaMessage], masking: MaskRules | None = Non
     ]
 
 
+def redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int], dict]:
+    """Who sent which of these letters back, when: (partition, offset) to
+    ``at``, ``by`` and ``to`` (the queue's topic), from the audit log, one
+    query a page. A letter stays in the DLQ once redriven (Kafka deletes
+    nothing), so without this mark it looks as if nobody had dealt with it.
+    Letters sent back by a bulk redrive are not marked: its entry names the
+    filter, not each letter."""
+    targets = {_target(queue, letter) for letter in letters}
+    done = AuditEntry.objects.filter(
+        action__in=REDRIVES, status=AuditEntry.Status.DONE, target__in=targets
+    ).order_by("at")
+    marks = {}
+    for entry in done:
+        before = entry.before if isinstance(entry.before, dict) else {}
+        place = (before.get("partition"), before.get("offset"))
+        marks[place] = {"at": entry.at, "by": entry.username or "—", "to": queue.topic}
+    return marks
+
+
 def shown_letter(letter: KafkaMessage, masking: MaskRules | None) -> KafkaMessage:
     return letter if masking is None else masking.record(letter)
 
@@ -71,6 +94,7 @@ def _undecodable_fields(exc: UndecodableRecord) -> dict:
         "partition": exc.partition,
         "offset": exc.offset,
         "timestamp_ms": exc.timestamp,
+        "dead_lettered_ms": None,  # in the headers that do not decode
         "id": None,
         "reason": UNDECODABLE,
         "detail": str(exc),

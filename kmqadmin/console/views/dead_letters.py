@@ -13,7 +13,7 @@ from ..models import Queue
 from ..services import clients
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 from ..services.jobs import redrive_letters, start
-from ..services.letters import page_fields
+from ..services.letters import page_fields, redrives
 from ..services.letters import redrive as redrive_letter
 from ..services.masking import masked_letter_filter, masking_for
 from ..services.missing import Missing
@@ -59,9 +59,11 @@ def _shown(queue: Queue, letters: list[KafkaMessage], masking: MaskRules | None)
     """The page's letters, each with its payload decoded by schema (``schema``),
     masked by ``masking`` when given."""
     shown = page_fields(letters, masking)
+    redriven = redrives(queue, letters)
     for fields, letter in zip(shown, letters, strict=True):
         value, key = letter.value(), letter.key()
         fields["schema"] = schema_rendering(queue.cluster, value, key, masking)
+        fields["redriven"] = redriven.get((letter.partition(), letter.offset()))
     return shown
 
 

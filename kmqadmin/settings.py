@@ -235,5 +235,5 @@ LOGGING = {
 }
 SPECTACULAR_SETTINGS |= {
     "SWAGGER_UI_DIST": f"/{STATIC_URL}vendor/swagger-ui",
-    "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}vendor/swagger-ui/favicon-32x32.png",
+    "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}favicon.svg",
 }

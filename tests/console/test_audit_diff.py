@@ -13,6 +13,8 @@ from kmqadmin.kmq.draft import Draft
 from tests.console.conftest import client_as
 from tests.users import user_with
 
+T = 1_764_237_600_000  # 2025-11-27 10:00:00 UTC
+
 
 def test_fields_of_either_side_each_get_a_row_in_the_entrys_order() -> None:
     got = changes({"timeout": "5000", "topic": "q"}, {"timeout": "9000", "topic": "q", "new": 1})
@@ -94,3 +96,24 @@ def test_an_admin_change_lists_the_changed_fields() -> None:
     assert admin.post(f"/admin/console/cluster/{edge.pk}/change/", change).status_code == 302
     page = client_as("viewer").get("/audit/", {"action": "admin change"}).content.decode()
     assert rows(page, "changed") == [(ABSENT, "bootstrap_servers", True)]
+
+
+@pytest.mark.django_db
+def test_an_ack_and_a_fire_read_as_what_they_acted_on_with_times_people_read() -> None:
+    """Neither changes its thing's fields: they show the delivery and the
+    schedule acted on, not every field struck out as deleted, and their
+    epoch-ms fields as UTC times; a cancel does take its schedule away."""
+    due = {"id": "r-1", "due_ms": 1_764_237_600_000, "target_topic": "emails"}
+    AuditEntry.objects.create(
+        action="ack", target="m-1", before={"partition": 0, "offset": 7, "deadline_ms": T}
+    )
+    AuditEntry.objects.create(action="fire schedule now", target="reminders/r-1", before=due)
+    AuditEntry.objects.create(action="cancel schedule", target="reminders/r-1", before=due)
+    page = client_as("viewer").get("/audit/").content.decode()
+    acted = re.findall(
+        r'<tr data-field="([^"]+)"><th scope="row">[^<]*</th><td>([^<]*)</td></tr>', page
+    )
+    assert ("deadline_ms", "2025-11-27 10:00:00 UTC") in acted
+    assert ("offset", "7") in acted and ("due_ms", "2025-11-27 10:00:00 UTC") in acted
+    assert rows(page, "due_ms") == [("2025-11-27 10:00:00 UTC", ABSENT, True)]  # the cancel
+    assert page.count("data-acted-on") == 2

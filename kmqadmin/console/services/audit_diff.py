@@ -8,10 +8,13 @@ where it is; anything else is one field, named after the entry's target.
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 # Shown for a side that has no such field: the action added or removed it.
 ABSENT = "—"
+# An int this large in a field named *_ms is a time (2001 on), not a length.
+EPOCH_MS_FROM = 10**12
 BLANK = "(blank)"  # an empty text, which would look like nothing at all
 _MISSING = object()
 
@@ -31,6 +34,13 @@ def changes(before: Any, after: Any) -> list[Change]:
     return rows
 
 
+def acted_on(before: Any) -> list[tuple[str, str]]:
+    """(field, value) of what an action acted on without changing its
+    fields (an ack names a delivery, a fire a schedule): the page shows them
+    as what the action was about, not as fields deleted."""
+    return [(c.field, c.before) for c in changes(before, before)]
+
+
 def _or_missing(value: Any) -> Any:
     return _MISSING if value is None else value
 
@@ -43,17 +53,24 @@ def _walk(path: str, before: Any, after: Any, rows: list[Change]) -> None:
             name = f"{path}.{key}" if path else str(key)
             _walk(name, olds.get(key, _MISSING), news.get(key, _MISSING), rows)
         return
-    rows.append(Change(path or "value", _shown(before), _shown(after), before != after))
+    name = path or "value"
+    rows.append(Change(name, _shown(before, name), _shown(after, name), before != after))
 
 
 def _is_fields(value: Any) -> bool:
     return value is _MISSING or isinstance(value, dict)
 
 
-def _shown(value: Any) -> str:
-    """Text as is, a list of plain values comma-separated, JSON otherwise."""
+def _shown(value: Any, name: str) -> str:
+    """Text as is, an epoch-ms time as a UTC time, a list of plain values
+    comma-separated, JSON otherwise."""
     if value is _MISSING:
         return ABSENT
+    if name.endswith("_ms") and type(value) is int and value >= EPOCH_MS_FROM:
+        try:
+            return f"{datetime.fromtimestamp(value / 1000, UTC):%Y-%m-%d %H:%M:%S} UTC"
+        except (OverflowError, OSError, ValueError):
+            return str(value)  # past any datetime: the number says it
     if isinstance(value, str):
         return value or BLANK
     if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):

@@ -7,9 +7,11 @@ from django.shortcuts import render
 from ..decorators import viewer
 from ..forms.audit import AuditFilterForm
 from ..models import AuditEntry
-from ..services.audit_diff import changes
+from ..services.audit_diff import acted_on, changes
 
 PAGE = 50
+# Actions that take a thing away: their entry's before is what went.
+REMOVALS = frozenset({"cancel schedule", "admin delete"})
 
 
 @viewer
@@ -35,7 +37,11 @@ def log(request: HttpRequest) -> HttpResponse:
 
 
 def _row(entry: AuditEntry) -> dict:
-    """The entry with its changes; the fields it left alone apart, folded."""
+    """The entry with its changes, the fields it left alone apart, folded;
+    or, for an action on a thing that changes none of its fields (ack, fire
+    now, redrive), what it acted on."""
+    if entry.after is None and entry.action not in REMOVALS:
+        return {"entry": entry, "on": acted_on(entry.before)}
     diff = changes(entry.before, entry.after)
     return {
         "entry": entry,

@@ -16,7 +16,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Spark's Kafka source for the pipeline's local session, and SoftwareMill kmq's
 # Java client for the tests that run it against ours (tests/peers).
 JARS := .jars
-MVN := mvn -q -B
+# Maven 3.8 prints colour resets even with -q -B: its output goes to a log
+# beside the jars, shown only when it fails (scripts/quiet).
+MVN := scripts/quiet mvn -q -B
 
 .PHONY: run test chaos lint format deps services browser java maven clean
 
@@ -95,7 +97,9 @@ $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12+ not found; set PYTHON=/path/to/python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[console,pipeline,dev]'
+	# compat: the checkout on sys.path by a .pth file, which picks up new
+	# modules and prints no "Editable installation" warning box.
+	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[console,pipeline,dev]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -93,13 +93,14 @@ $(JARS)/schema-registry/.installed: jvm/schema-registry/pom.xml \
 	$(MVN) -f $< package -DskipTests -Dregistry.out=$(CURDIR)/$(@D)
 	touch $@
 
+# PYTHONWARNINGS: setuptools' "Editable installation" box warns of folders
+# named like the package beside it, which a checkout has by design; it was the
+# first thing a newcomer's log showed.
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12+ not found; set PYTHON=/path/to/python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# compat: the checkout on sys.path by a .pth file, which picks up new
-	# modules and prints no "Editable installation" warning box.
-	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[console,pipeline,dev]'
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[console,pipeline,dev]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -86,6 +86,7 @@ class Run:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            process_group=0,  # a terminal's foreground group, for ctrl_c()
         )
         threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
 
@@ -101,3 +102,8 @@ class Run:
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=60)
+
+    def ctrl_c(self) -> None:
+        """What a terminal does on Ctrl-C: SIGINT to its whole foreground
+        process group, every process in it that did not leave it."""
+        os.killpg(self.proc.pid, signal.SIGINT)

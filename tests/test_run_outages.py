@@ -42,7 +42,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str]]:
         run.up()
         yield run, f"127.0.0.1:{kafka_port}"
     finally:
-        run.proc.send_signal(signal.SIGINT)  # Ctrl-C
+        before_ctrl_c = len(run.lines)
+        run.ctrl_c()
         started = time.monotonic()
         code = run.proc.wait(timeout=60)
         stopped_s = time.monotonic() - started
@@ -50,6 +51,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str]]:
     assert code == 0, output
     assert stopped_s < 15, f"Ctrl-C took {stopped_s:.1f} s"
     assert "Traceback" not in output, output
+    # Only `kmq run` gets the terminal's Ctrl-C; it stops the broker last, so
+    # no client is left talking to a broker already gone.
+    stopping = "".join(run.lines[before_ctrl_c:])
+    for noise in ("Connection refused", "Hitting Ctrl+C"):
+        assert noise not in stopping, stopping
 
 
 def test_a_killed_broker_is_restarted_and_nothing_else_stops(run: tuple[Run, str]) -> None:

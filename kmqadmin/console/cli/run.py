@@ -93,9 +93,13 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
                 metrics = partial(forget_dead_processes, env[MULTIPROC_DIR])
                 supervisor.spawn(name, argv, env, before_each=metrics)
         url = f"http://{host}:{port}/"
-        checks = readiness(url, stack.enter_context(_demo_markers()) if demo else None)
         try:
-            if not settle(checks, supervisor, stop):
+            # The markers check's consumer goes once the run is up: kept to
+            # the end, it would outlive the broker and log its refusals.
+            with contextlib.ExitStack() as checking:
+                markers = checking.enter_context(_demo_markers()) if demo else None
+                settled = settle(readiness(url, markers), supervisor, stop)
+            if not settled:
                 return
             command.stdout.write(
                 command.style.SUCCESS(f"kmqadmin is up: {url}  (log in as {username} / {password})")

@@ -163,10 +163,12 @@ class Supervisor:
 
 
 def _popen(argv: list[str], env: dict[str, str] | None) -> subprocess.Popen:
+    """A child in a process group of its own (child.OWN_GROUP)."""
     return subprocess.Popen(
         argv,
         cwd=settings.BASE_DIR,
         stdin=subprocess.DEVNULL,
         env=env,
         preexec_fn=child.die_with_parent,
+        process_group=child.OWN_GROUP,
     )

@@ -282,6 +282,7 @@ class EmbeddedBroker:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=child.die_with_parent,
+                process_group=child.OWN_GROUP,
             )
         return self._process
 

@@ -8,6 +8,12 @@ import subprocess
 import time
 
 _PR_SET_PDEATHSIG = 1
+# Popen's process_group: a group of the child's own. A terminal's Ctrl-C goes
+# to its whole foreground group; the children must not get it, or the broker
+# stops at once beside its clients (they log "Connection refused" while they
+# shut down) and Celery prints its "Hitting Ctrl+C again" lines. Our process
+# stops them, the broker last.
+OWN_GROUP = 0
 
 
 def die_with_parent() -> None:

@@ -9,16 +9,14 @@
 A crash after 4 leaves start markers with no end: the tracker redelivers.
 """
 
-import contextlib
 import logging
-import threading
 from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.client.broker_watch import BrokerWatch
+from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.closing import Closing
 from kmqadmin.kafka.client.config import consumer_config, producer_config
@@ -186,7 +184,7 @@ class QueueClient(Closing):
         )
         old = self._consumer
         self._consumer, self._watch = self._subscribed_consumer()
-        threading.Thread(target=_close_quietly, args=(old,), daemon=True).start()
+        abandon(old)
 
     def _commit(self, commits: dict[int, int]) -> None:
         """Step 4. A commit the group refuses while it moves (its coordinator
@@ -268,8 +266,3 @@ class QueueClient(Closing):
     def _raise_unless_benign(error: KafkaError) -> None:
         if error.code() != KafkaError._PARTITION_EOF:
             raise KafkaException(error)
-
-
-def _close_quietly(consumer: Consumer) -> None:
-    with contextlib.suppress(KafkaException, RuntimeError):
-        consumer.close()

@@ -18,10 +18,14 @@ client's owner replaces it. A cluster that is really away makes that happen
 once per LOST_S, which costs a client's connection attempts and nothing else.
 """
 
+import contextlib
 import json
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from confluent_kafka import Consumer, KafkaException
 
 STATS_MS = 2000
 LOST_S = 15.0
@@ -56,3 +60,15 @@ class BrokerWatch:
 
 def _up(broker: dict[str, Any]) -> bool:
     return broker.get("state") == "UP" and broker.get("source") in _REAL
+
+
+def abandon(consumer: Consumer) -> None:
+    """Closes a consumer given up on, on a daemon thread: closing a client
+    left without brokers may never return, and must not hold up its
+    replacement. Its rebalance callbacks run on that thread."""
+
+    def close() -> None:
+        with contextlib.suppress(KafkaException, RuntimeError):
+            consumer.close()
+
+    threading.Thread(target=close, name="kmq-abandoned-consumer", daemon=True).start()

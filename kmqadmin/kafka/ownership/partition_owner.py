@@ -20,9 +20,8 @@ acts on is its subclass's business; this class holds what owning takes:
 
 import contextlib
 import logging
-import threading
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +34,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kmqadmin.kafka.client.broker_watch import BrokerWatch
+from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config, session_timeout_s
 
@@ -43,6 +42,8 @@ from .fencing import FencedPartitions, is_fenced
 from .service import Service
 
 log = logging.getLogger(__name__)
+
+Rebalanced = Callable[[Consumer, list[TopicPartition]], None]
 
 
 @dataclass(eq=False, kw_only=True)
@@ -144,8 +145,8 @@ class PartitionOwner[S: OwnedPartition](Service):
             self._consumer.subscribe(
                 [owned.topic],
                 on_assign=self._on_assign,
-                on_revoke=self._on_revoke,
-                on_lost=self._on_lost,
+                on_revoke=self._if_current(self._on_revoke),
+                on_lost=self._if_current(self._on_lost),
             )
             while not self._stop.is_set():
                 if self._watch.lost():
@@ -190,6 +191,17 @@ class PartitionOwner[S: OwnedPartition](Service):
         )
         producer.init_transactions(30)
         return producer
+
+    def _if_current(self, callback: Rebalanced) -> Rebalanced:
+        """``callback`` for this life's consumer only: one given up on is
+        closed on a thread of its own, and its revoke may come when the next
+        life owns the partitions."""
+
+        def called(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            if consumer is self._consumer:
+                callback(consumer, partitions)
+
+        return called
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.rebalances += 1
@@ -268,8 +280,10 @@ class PartitionOwner[S: OwnedPartition](Service):
         try:
             if self._consumer is not None and self._watch.lost():
                 # Nothing to say to a cluster it cannot reach, and closing a
-                # consumer in that state may never return (broker_watch.py).
-                threading.Thread(target=self._consumer.close, daemon=True).start()
+                # consumer in that state may never return (broker_watch.py);
+                # its revoke, on that thread, is ignored (_if_current).
+                abandoned, self._consumer = self._consumer, None
+                abandon(abandoned)
             elif self._consumer is not None:
                 try:
                     self._last_words()

@@ -211,7 +211,19 @@ def test_bulk_redrive_shows_a_progress_bar_to_the_end(
         bar = progress_bar(operator, started)
         assert "SUCCESS" in bar and 'value="100"' in bar and "redriven 2" in bar
         assert "hx-trigger" not in bar  # done: the bar stops polling
-        assert len(poll_until(worker, 2)) == 2
+        back = poll_until(worker, 2)
+        assert len(back) == 2
+        # Dead again after the job: in the DLQ past what the job went through.
+        worker.reject(back[0], "bad again")
+        wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 3, 20, "the third letter")
+    page = operator.get(f"/queues/{queue.topic}/dlq/", {"partition": 0}).content.decode()
+    rows = page.split("data-letter=")[1:]
+    marked = [
+        bool(re.search(rf"redriven [0-9-]+ [0-9:]+ UTC by operator to {queue.topic}<", r))
+        for r in rows
+    ]
+    assert sorted(marked) == [False, True, True], rows
+    assert "bad again" in next(r for r, m in zip(rows, marked, strict=True) if not m)
 
 
 @pytest.mark.usefixtures("eager_tasks")

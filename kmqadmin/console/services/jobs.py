@@ -35,6 +35,7 @@ from .roles import Role, role_of
 
 PAGE = 500
 NAME = "kmqadmin.workers.tasks.{}"
+BULK_REDRIVE = "bulk redrive"
 
 
 @shared_task(bind=True, name=NAME.format("redrive_letters"))
@@ -47,12 +48,17 @@ def redrive_letters(
     redrives each page with one wait for the broker. Letters that arrive
     while it runs are included up to where it stops. A twin letter (the same
     failed record written twice, kmq.twin_letters) is skipped and counted:
-    its message goes back once."""
+    its message goes back once.
+
+    Its audit entry keeps the offsets it has dealt with, ``[low, through)``:
+    every letter there that the filter matches went back (itself or its
+    twin), which is how the DLQ page marks each one redriven
+    (letters.redrives) without an entry per letter."""
     queue = Queue.objects.select_related("cluster").get(pk=queue_id)
     wanted = LetterFilter.from_json(match)
-    target = f"{queue.topic}/dlq/{partition}"
+    target = bulk_redrive_target(queue, partition)
     counts = {"redriven": 0, "duplicates": 0}
-    with _audit(user_id, "bulk redrive", target, {"filter": match}, dict(counts)) as entry:
+    with _audit(user_id, BULK_REDRIVE, target, {"filter": match}, dict(counts)) as entry:
         letters, twins = DeadLetters(queue.config()), TwinLetters()
         try:
             low, high = letters.bounds(partition)
@@ -63,7 +69,8 @@ def redrive_letters(
                 letters.redrive(firsts)
                 counts["redriven"] += len(firsts)
                 counts["duplicates"] += len(page.letters) - len(firsts)
-                entry.after = dict(counts)
+                through = page.letters[-1].offset() + 1 if page.letters else None
+                entry.after = dict(counts) | _span(entry.after, low, through)
                 position = high if page.next_offset is None else page.next_offset
                 fraction = (position - low) / max(high - low, 1)
                 self.update_state(state="PROGRESS", meta=progress(fraction, **counts))
@@ -73,6 +80,19 @@ def redrive_letters(
         finally:
             letters.close()
     return progress(1.0, **counts)
+
+
+def bulk_redrive_target(queue: Queue, partition: int) -> str:
+    """What a bulk redrive's audit entry names: the DLQ partition it reads."""
+    return f"{queue.topic}/dlq/{partition}"
+
+
+def _span(after: dict, low: int, through: int | None) -> dict:
+    """The ``offsets`` a bulk redrive has dealt with, ``[low, through)``;
+    kept as it was when a page brought no letter."""
+    if through is None:
+        return {"offsets": after["offsets"]} if "offsets" in after else {}
+    return {"offsets": [low, through]}
 
 
 @shared_task(bind=True, name=NAME.format("replay_range"))

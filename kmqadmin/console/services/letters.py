@@ -11,11 +11,12 @@ from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord, hexed
 from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.dead_letters import LetterFilter
 from kmqadmin.kmq.draft import Draft, NotEditable, changes, check_size, of_record
 from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import AuditEntry, Queue
-from . import audit, clients
+from . import audit, clients, jobs
 from .conflict import Conflict
 from .missing import Missing
 
@@ -68,21 +69,49 @@ def page_fields(letters: Iterable[KafkaMessage], masking: MaskRules | None = Non
 
 def redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int], dict]:
     """Who sent which of these letters back, when: (partition, offset) to
-    ``at``, ``by`` and ``to`` (the queue's topic), from the audit log, one
-    query a page. A letter stays in the DLQ once redriven (Kafka deletes
+    ``at``, ``by`` and ``to`` (the queue's topic), from the audit log, two
+    queries a page. A letter stays in the DLQ once redriven (Kafka deletes
     nothing), so without this mark it looks as if nobody had dealt with it.
-    Letters sent back by a bulk redrive are not marked: its entry names the
-    filter, not each letter."""
+    A bulk redrive's entry names its filter and the offsets it went through
+    (jobs.redrive_letters): the letters there that match it went back."""
+    marks = _bulk_redrives(queue, letters)
     targets = {_target(queue, letter) for letter in letters}
     done = AuditEntry.objects.filter(
         action__in=REDRIVES, status=AuditEntry.Status.DONE, target__in=targets
     ).order_by("at")
-    marks = {}
     for entry in done:
         before = entry.before if isinstance(entry.before, dict) else {}
         place = (before.get("partition"), before.get("offset"))
-        marks[place] = {"at": entry.at, "by": entry.username or "—", "to": queue.topic}
+        marks[place] = _mark(queue, entry)
     return marks
+
+
+def _bulk_redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int], dict]:
+    by_target = {jobs.bulk_redrive_target(queue, p): p for p in {m.partition() for m in letters}}
+    entries = AuditEntry.objects.filter(action=jobs.BULK_REDRIVE, target__in=by_target)
+    marks = {}
+    for entry in entries.order_by("at"):
+        span, wanted = _bulk_span(entry)
+        partition = by_target[entry.target]
+        for found in letters:
+            place = (found.partition(), found.offset())
+            if place[0] == partition and place[1] in span and wanted(found):
+                marks[place] = _mark(queue, entry)
+    return marks
+
+
+def _bulk_span(entry: AuditEntry) -> tuple[range, LetterFilter]:
+    """The offsets a bulk redrive went through and its filter; none for an
+    entry written before it kept them, or damaged since."""
+    try:
+        low, through = entry.after["offsets"]
+        return range(low, through), LetterFilter.from_json(entry.before["filter"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return range(0), LetterFilter()
+
+
+def _mark(queue: Queue, entry: AuditEntry) -> dict:
+    return {"at": entry.at, "by": entry.username or "—", "to": queue.topic}
 
 
 def shown_letter(letter: KafkaMessage, masking: MaskRules | None) -> KafkaMessage:

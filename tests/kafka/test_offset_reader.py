@@ -1,7 +1,12 @@
 """OffsetReader: records by offset, absent when there is none to wait for."""
 
+import logging
+
 from kmqadmin.kafka.admin.offset_reader import OffsetReader
+from kmqadmin.kafka.client.client_log import LOGGER
+from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.kmq import QueueConfig
+from tests.process import wait_for
 from tests.queue_helpers import send
 
 
@@ -16,3 +21,33 @@ def test_offsets_outside_the_log_are_absent_not_an_error(queue: QueueConfig) -> 
     finally:
         reader.close()
     assert sorted(found) == [1] and found[1].value() == b"m1"
+
+
+def test_an_idle_reader_logs_a_broker_away_when_it_happens() -> None:
+    """Between reads nobody polls a reader, and confluent-kafka hands log
+    lines over only on a poll: before, a refusal came out at the next read or
+    at close, minutes late and stamped then (`kmq run` printed one after
+    Ctrl-C, from an outage a minute before)."""
+    away = f"127.0.0.1:{free_port()}"
+    said: list[logging.LogRecord] = []
+    handler = _Keep(said)
+    LOGGER.addHandler(handler)
+    reader = OffsetReader(away, "t", "reader")
+    try:
+        wait_for(lambda: any(_refused(r, away) for r in said), 10, "the refusal logged")
+    finally:
+        LOGGER.removeHandler(handler)
+        reader.close()
+
+
+class _Keep(logging.Handler):
+    def __init__(self, into: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(record)
+
+
+def _refused(record: logging.LogRecord, broker: str) -> bool:
+    return broker in record.getMessage() and "Connection refused" in record.getMessage()

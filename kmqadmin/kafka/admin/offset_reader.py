@@ -5,6 +5,7 @@ payloads it must fire: both hold only coordinates in memory and fetch the
 record when it is needed.
 """
 
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.client import idle_clients
 from kmqadmin.kafka.client.config import consumer_config
 
 from .topics import topic_partitions
@@ -46,7 +48,9 @@ class ReadTimeout(Exception):
 
 
 class OffsetReader:
-    """An assign-only consumer of one topic (its group id is never joined or committed)."""
+    """An assign-only consumer of one topic (its group id is never joined or
+    committed). Between reads it has nothing assigned and is served by
+    idle_clients, so its log lines come out when librdkafka writes them."""
 
     def __init__(
         self,
@@ -62,6 +66,9 @@ class OffsetReader:
         # data would delay the next seek, and with it every read.
         config = {"fetch.wait.max.ms": 5, **(extra or {})}
         self._consumer = Consumer(consumer_config(bootstrap_servers, group_id, config))
+        self._using = threading.RLock()  # a read, newest(), close() or the idle pump
+        self._closed = False
+        idle_clients.watch(self)
 
     def read(self, partition: int, offsets: Iterable[int]) -> dict[int, KafkaMessage]:
         """The records at ``offsets``; an offset with no record (deleted by
@@ -71,28 +78,44 @@ class OffsetReader:
         # A negative offset holds no record, and assigning it is refused.
         wanted = {offset for offset in offsets if offset >= 0}
         found: dict[int, KafkaMessage] = {}
-        try:
-            for first, last in runs(wanted):
-                self._read_run(TopicPartition(self.topic, partition, first), last, wanted, found)
-        finally:
-            self._consumer.unassign()  # no idle fetching between reads
+        with self._using:
+            try:
+                for first, last in runs(wanted):
+                    tp = TopicPartition(self.topic, partition, first)
+                    self._read_run(tp, last, wanted, found)
+            finally:
+                self._consumer.unassign()  # no idle fetching between reads
         return found
 
     def newest(self, limit: int) -> list[KafkaMessage]:
         """At most ``limit`` of the topic's newest records, the window split
         evenly over its partitions: what a search may look through without
         ever scanning a whole topic."""
-        partitions = topic_partitions(self._consumer, self.topic, self.timeout)
-        per = -(-limit // len(partitions))
         found: list[KafkaMessage] = []
-        for partition in partitions:
-            tp = TopicPartition(self.topic, partition)
-            low, high = self._consumer.get_watermark_offsets(tp, self.timeout)
-            found.extend(self.read(partition, range(max(low, high - per), high)).values())
+        with self._using:
+            partitions = topic_partitions(self._consumer, self.topic, self.timeout)
+            per = -(-limit // len(partitions))
+            for partition in partitions:
+                tp = TopicPartition(self.topic, partition)
+                low, high = self._consumer.get_watermark_offsets(tp, self.timeout)
+                found.extend(self.read(partition, range(max(low, high - per), high)).values())
         return found
 
     def close(self) -> None:
-        self._consumer.close()
+        with self._using:
+            self._closed = True
+            self._consumer.close()
+
+    def serve_idle(self) -> None:
+        """What librdkafka queued (log lines) handed over; nothing is assigned
+        between reads, so the poll returns no record."""
+        if not self._using.acquire(blocking=False):
+            return  # reading, and so polling
+        try:
+            if not self._closed:
+                self._consumer.poll(0)
+        finally:
+            self._using.release()
 
     def _read_run(
         self, tp: TopicPartition, last: int, wanted: set[int], found: dict[int, KafkaMessage]

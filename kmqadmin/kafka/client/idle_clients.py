@@ -1,0 +1,51 @@
+"""Idle clients polled now and then, so what librdkafka says is logged when it happens.
+
+confluent-kafka hands a client's log lines over only when the client is
+polled (client_log.py). A client that waits between uses, like an
+OffsetReader between two reads, keeps what it had to say during a broker
+outage to itself and lets it out at its next use or at its close, minutes
+later and stamped with that time: after an outage, `kmq run`'s Ctrl-C
+printed a reader's "Connection refused" from a minute before, as if the
+shutdown had stopped the broker under a running client.
+
+One daemon thread per process serves every watched client once a second.
+Watched clients are held weakly: one that is dropped is no longer served.
+"""
+
+import threading
+import time
+import weakref
+from typing import Protocol
+
+EVERY_S = 1.0
+
+
+class Idle(Protocol):
+    def serve_idle(self) -> None:
+        """Polls the client if nothing else is using it; returns at once if
+        something is (it is being polled then)."""
+
+
+_watched: "weakref.WeakSet[Idle]" = weakref.WeakSet()
+_lock = threading.Lock()
+_pump: threading.Thread | None = None
+
+
+def watch(client: Idle) -> None:
+    """Serves ``client`` from now on; starts the pump (again in a forked child,
+    which inherits the set but not the thread)."""
+    global _pump
+    with _lock:
+        _watched.add(client)
+        if _pump is None or not _pump.is_alive():
+            _pump = threading.Thread(target=_serve_forever, name="kmq-idle-clients", daemon=True)
+            _pump.start()
+
+
+def _serve_forever() -> None:
+    while True:
+        time.sleep(EVERY_S)
+        with _lock:
+            clients = list(_watched)
+        for client in clients:
+            client.serve_idle()

@@ -2,11 +2,13 @@
 
 import http.cookiejar
 import re
+import signal
 import sys
 import threading
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 from django.core.management.base import CommandError
@@ -144,3 +146,25 @@ def test_a_child_whose_settings_are_wrong_stops_everything() -> None:
 
         with pytest.raises(MisconfiguredChild, match="web exited: a setting is wrong"):
             wait_for(checked, 30, "the misconfigured child's exit")
+
+
+def test_a_child_that_ignores_sigterm_is_killed_and_said_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    supervisor = Supervisor()
+    supervisor.spawn("deaf", [sys.executable, "-c", deaf])
+    supervisor.spawn("polite", [sys.executable, "-c", "import time; time.sleep(120)"])
+    deaf_process, polite = supervisor.process("deaf"), supervisor.process("polite")
+    # Python ignores SIGTERM only once its handler is set: wait for it to get there.
+    wait_for(lambda: _ignores_sigterm(deaf_process.pid), 30, "the child's handler")
+    supervisor.stop(grace=1.0)
+    assert deaf_process.returncode == -9 and polite.returncode == -15
+    assert "deaf did not stop within 1 s; killed" in caplog.text
+    assert "polite did not stop" not in caplog.text
+
+
+def _ignores_sigterm(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    ignored = int(status.split("SigIgn:")[1].split()[0], 16)
+    return bool(ignored & (1 << (signal.SIGTERM - 1)))

@@ -22,17 +22,21 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def stop(*processes: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+def stop(*processes: subprocess.Popen[bytes], grace: float = 10.0) -> list[subprocess.Popen[bytes]]:
     """SIGTERM to all at once, so each shuts down cleanly (a broker flushes
     its log) in parallel with the others; SIGKILL whichever outlives ``grace``,
-    counted from the SIGTERM, so stopping many takes ``grace`` at most."""
+    counted from the SIGTERM, so stopping many takes ``grace`` at most.
+    Returns the ones killed: they did not stop cleanly."""
     running = [p for p in processes if p.poll() is None]
     for process in running:
         process.terminate()
     deadline = time.monotonic() + grace
+    killed = []
     for process in running:
         try:
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+            killed.append(process)
+    return killed

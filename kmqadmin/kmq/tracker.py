@@ -20,7 +20,8 @@ from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.ownership.barrier import write_barrier
 from kmqadmin.kafka.ownership.fencing import is_fenced
-from kmqadmin.kafka.ownership.partition_owner import Owned, OwnedPartition, PartitionOwner
+from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition, fencing_producer
+from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
 from . import markers
 from .closed_offsets import ClosedOffsets
@@ -195,7 +196,8 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         """Read from the committed offset (the oldest start marker still open),
         knowing what the previous owner had closed (closed_offsets.py)."""
         assert self._consumer is not None
-        producer = self._fenced_producer(partition)  # before committed(): see its docstring
+        # Before committed(): see fencing_producer.
+        producer = fencing_producer(self.owned, self.role, partition)
         tp = TopicPartition(self.config.markers_topic, partition)
         low, _ = self._consumer.get_watermark_offsets(tp, timeout=10)
         committed = self._consumer.committed([tp], timeout=10)[0]

@@ -4,7 +4,7 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from kmqadmin.kafka.ownership.partition_owner import OwnedPartition
+from kmqadmin.kafka.ownership.owned import OwnedPartition
 
 from .stats import PlannedSchedule
 from .store import ScheduleStore

@@ -24,7 +24,8 @@ from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.ownership.barrier import write_barrier
 from kmqadmin.kafka.ownership.fencing import is_fenced
-from kmqadmin.kafka.ownership.partition_owner import Owned, PartitionOwner
+from kmqadmin.kafka.ownership.owned import Owned, fencing_producer
+from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
 from . import wire
 from .config import SchedulerConfig
@@ -206,7 +207,8 @@ class Scheduler(PartitionOwner[PartitionState]):
     # --- partitions ------------------------------------------------------
 
     def _new_state(self, partition: int) -> PartitionState:
-        producer = self._fenced_producer(partition)  # aborts the previous owner's open firing
+        # It aborts the previous owner's open firing.
+        producer = fencing_producer(self.owned, self.role, partition)
         barrier = write_barrier(producer, self.config.topic, partition, BARRIER_KEY, None)
         return PartitionState(partition=partition, producer=producer, catch_up_to=barrier + 1)
 

@@ -3,7 +3,8 @@ the statistics of a real consumer)."""
 
 import json
 
-from confluent_kafka import Consumer
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
 from kmqadmin.kafka.client.broker_watch import LOST_S, BrokerWatch
 from kmqadmin.kafka.client.config import consumer_config
@@ -39,8 +40,12 @@ def test_a_client_is_lost_only_after_lost_s_with_no_real_broker_up() -> None:
         clock.now += 1
         watch.on_stats(_stats(b1=("learned", "INIT"), gc=("logical", "UP")))
     assert watch.lost() and watch.down_for_s() == LOST_S + 2
+    with pytest.raises(KafkaException, match="no broker for 17 s") as lost:
+        watch.raise_if_lost()
+    assert lost.value.args[0].code() == KafkaError._ALL_BROKERS_DOWN
     watch.on_stats(_stats(boot=("configured", "UP")))
     assert not watch.lost()
+    watch.raise_if_lost()  # found again: nothing raised
 
 
 def test_statistics_that_do_not_parse_teach_nothing() -> None:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
 STATS_MS = 2000
 LOST_S = 15.0
@@ -56,6 +56,13 @@ class BrokerWatch:
 
     def lost(self) -> bool:
         return self.down_for_s() >= self.lost_after_s
+
+    def raise_if_lost(self) -> None:
+        """For a service whose life ends on a Kafka error and starts again
+        with new clients (ownership/service.py)."""
+        if self.lost():
+            down = f"no broker for {self.down_for_s():.0f} s; a new life with new clients"
+            raise KafkaException(KafkaError(KafkaError._ALL_BROKERS_DOWN, down))
 
 
 def _up(broker: dict[str, Any]) -> bool:

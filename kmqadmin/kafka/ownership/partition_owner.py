@@ -21,24 +21,21 @@ acts on is its subclass's business; this class holds what owning takes:
 import contextlib
 import logging
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
 from confluent_kafka import (
     Consumer,
-    KafkaError,
     KafkaException,
     Message,
-    Producer,
     TopicPartition,
 )
 
 from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.kafka.client.config import consumer_config, producer_config, session_timeout_s
+from kmqadmin.kafka.client.config import consumer_config, session_timeout_s
 
 from .fencing import FencedPartitions, is_fenced
+from .owned import Owned, OwnedPartition
 from .service import Service
 
 log = logging.getLogger(__name__)
@@ -46,36 +43,8 @@ log = logging.getLogger(__name__)
 Rebalanced = Callable[[Consumer, list[TopicPartition]], None]
 
 
-@dataclass(eq=False, kw_only=True)
-class OwnedPartition:
-    """One assigned partition: its fenced producer and how far it is read."""
-
-    partition: int
-    producer: Producer
-    catch_up_to: int  # one past the barrier written at assignment
-    next_offset: int = 0  # next offset to read
-
-    @property
-    def caught_up(self) -> bool:
-        """Whether every record present at assignment has been read: until
-        then what would cancel an action (an end marker, a schedule's newer
-        version) may still be ahead, so nothing acts (kmq issue #158)."""
-        return self.next_offset >= self.catch_up_to
-
-
-@dataclass(frozen=True, slots=True)
-class Owned:
-    """What an owner reads and how it joins the group."""
-
-    bootstrap_servers: str
-    topic: str
-    group_id: str
-    kafka_config: Mapping[str, Any]
-
-
 class PartitionOwner[S: OwnedPartition](Service):
-    # The producers' transactional ids are f"kmq-{role}-{topic}-{partition}":
-    # a wire fact, since the id is what fences the previous owner.
+    # In the partitions' transactional ids (owned.fencing_producer).
     role = "owner"
 
     def __init__(self, owned: Owned, batch_size: int, max_wait: float) -> None:
@@ -103,8 +72,8 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     @abstractmethod
     def _new_state(self, partition: int) -> S:
-        """The state of a newly owned partition: a ``_fenced_producer``, then
-        the barrier (barrier.py) before anything acts on it."""
+        """The state of a newly owned partition: its ``owned.fencing_producer``,
+        then the barrier (barrier.py) before anything acts on it."""
 
     @abstractmethod
     def _next_wake(self, state: S) -> int | None:
@@ -149,14 +118,7 @@ class PartitionOwner[S: OwnedPartition](Service):
                 on_lost=self._if_current(self._on_lost),
             )
             while not self._stop.is_set():
-                if self._watch.lost():
-                    down_s = self._watch.down_for_s()
-                    raise KafkaException(
-                        KafkaError(
-                            KafkaError._ALL_BROKERS_DOWN,
-                            f"no broker for {down_s:.0f} s; a new life with new clients",
-                        )
-                    )
+                self._watch.raise_if_lost()  # the service starts a new life
                 self._turn(self._consumer.consume(self.batch_size, self._wait_time()))
         finally:
             self._shutdown()
@@ -176,21 +138,6 @@ class PartitionOwner[S: OwnedPartition](Service):
         return min(longest, max(0.0, (min(wakes) - now_ms()) / 1000))
 
     # --- owning partitions ----------------------------------------------
-
-    def _fenced_producer(self, partition: int) -> Producer:
-        """The partition's transactional producer, ready: ``init_transactions``
-        has fenced the previous owner and aborted its open transaction. Call
-        it first: an offset the previous owner sent in that transaction keeps
-        ``committed()`` waiting (KIP-447 stable offsets) until it ends."""
-        producer = Producer(
-            producer_config(
-                self.owned.bootstrap_servers,
-                transactional_id=f"kmq-{self.role}-{self.owned.topic}-{partition}",
-                extra=self.owned.kafka_config,
-            )
-        )
-        producer.init_transactions(30)
-        return producer
 
     def _if_current(self, callback: Rebalanced) -> Rebalanced:
         """``callback`` for this life's consumer only: one given up on is

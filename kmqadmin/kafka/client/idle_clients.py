@@ -9,9 +9,12 @@ printed a reader's "Connection refused" from a minute before, as if the
 shutdown had stopped the broker under a running client.
 
 One daemon thread per process serves every watched client once a second.
-Watched clients are held weakly: one that is dropped is no longer served.
+Watched clients are held weakly: one that is dropped is no longer served. A
+forked child (a Celery pool process) starts with none: the parent's clients
+are copies there whose librdkafka threads did not come along.
 """
 
+import os
 import threading
 import time
 import weakref
@@ -32,14 +35,22 @@ _pump: threading.Thread | None = None
 
 
 def watch(client: Idle) -> None:
-    """Serves ``client`` from now on; starts the pump (again in a forked child,
-    which inherits the set but not the thread)."""
+    """Serves ``client`` from now on, starting the pump with the first."""
     global _pump
     with _lock:
         _watched.add(client)
         if _pump is None or not _pump.is_alive():
             _pump = threading.Thread(target=_serve_forever, name="kmq-idle-clients", daemon=True)
             _pump.start()
+
+
+def _forget_the_parents() -> None:
+    global _lock, _pump
+    _watched.clear()
+    _lock, _pump = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_forget_the_parents)
 
 
 def _serve_forever() -> None:

@@ -1,0 +1,42 @@
+"""idle_clients: a pump that polls idle clients, never a forked parent's."""
+
+import os
+import threading
+
+import pytest
+
+from kmqadmin.kafka.client import idle_clients
+from tests.process import wait_for
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.served = threading.Event()
+
+    def serve_idle(self) -> None:
+        self.served.set()
+
+
+def test_a_watched_client_is_served_without_being_used() -> None:
+    client = Counting()
+    idle_clients.watch(client)
+    wait_for(client.served.is_set, 10, "the client served")
+
+
+# What Celery's prefork pool does: fork a process that runs threads (this one's pump).
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_serves_none_of_its_parents_clients() -> None:
+    parents = Counting()
+    idle_clients.watch(parents)
+    pid = os.fork()
+    if pid == 0:  # the child: a client of its own is served, the parent's is not
+        code = 1
+        try:
+            parents.served.clear()
+            own = Counting()
+            idle_clients.watch(own)
+            code = 0 if own.served.wait(10) and not parents.served.is_set() else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

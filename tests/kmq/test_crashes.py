@@ -12,9 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
-from kmqadmin.kafka.client.config import consumer_config
+from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
@@ -137,16 +137,35 @@ def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothin
     assert poison <= {r.value() for r in letters}
 
 
+# Records from our producer on the fixture's 3 partitions, and from another
+# producer as a Java client sends them (murmur2 over the keys, batches that
+# linger, compressed) on 12: more partitions than markers a batch covers.
+JAVA_STYLE = {"partitioner": "murmur2", "linger.ms": 20, "compression.type": "lz4"}
+SHAPES = {"ours, 3 partitions": (3, None), "Java-style batches, 12 partitions": (12, JAVA_STYLE)}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
 def test_a_tracker_killed_after_closing_messages_leaves_no_second_copy_of_their_replays(
-    queue: QueueConfig, tmp_path: Path
+    queue: QueueConfig, tmp_path: Path, shape: str
 ) -> None:
     """A worker whose offset commits were refused (its group moved while a
     broker failed over) reads its messages again and writes their start
     markers again. The tracker that closed those messages was killed; its
     successor reads the markers only from the commit point on, so only what
     the commit's metadata tells it keeps it from sending second copies."""
+    partitions, extra = SHAPES[shape]
+    if partitions != 3:  # the fixture's settings on topics of that many partitions
+        topic = f"{queue.topic}-{partitions}"
+        queue = QueueConfig(
+            bootstrap_servers=queue.bootstrap_servers,
+            topic=topic,
+            group_id=f"{topic}-workers",
+            message_timeout_ms=queue.message_timeout_ms,
+            max_redeliveries=queue.max_redeliveries,
+        )
+        queue.ensure_topics(partitions=partitions)
     n = 60
-    send(queue, n)
+    _send_as(queue, n, extra)
     first = spawn("run_tracker", queue, log=tmp_path / "tracker.log")
     copied: list[bytes] = []
     try:
@@ -178,6 +197,17 @@ def test_a_tracker_killed_after_closing_messages_leaves_no_second_copy_of_their_
     )
     assert again == [b"late"]
     assert stats.redelivered == 1
+
+
+def _send_as(queue: QueueConfig, n: int, extra: dict | None) -> None:
+    """m0..m{n-1} keyed k0..; ``extra``: another producer's settings."""
+    if extra is None:
+        send(queue, n)
+        return
+    producer = Producer(producer_config(queue.bootstrap_servers, extra=extra))
+    for i in range(n):
+        producer.produce(queue.topic, value=f"m{i}".encode(), key=f"k{i}".encode())
+    assert producer.flush(30) == 0
 
 
 def _replay_then_one_more(
@@ -213,7 +243,7 @@ def _ends(queue: QueueConfig, topic: str) -> list[int]:
     try:
         return [
             consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-            for p in range(3)
+            for p in range(_partition_count(queue))
         ]
     finally:
         consumer.close()
@@ -223,7 +253,7 @@ def _move_workers_back(queue: QueueConfig) -> None:
     """What a worker whose commits were refused does: read from the start again."""
     consumer = Consumer(consumer_config(queue.bootstrap_servers, queue.group_id))
     try:
-        tps = [TopicPartition(queue.topic, p, 0) for p in range(3)]
+        tps = [TopicPartition(queue.topic, p, 0) for p in range(_partition_count(queue))]
         consumer.commit(offsets=tps, asynchronous=False)
     finally:
         consumer.close()
@@ -373,11 +403,20 @@ def _stats(log: Path) -> dict:
     return last_json_line(log.with_suffix(".out")) or {"in_flight": 0, "redelivered": 0}
 
 
+def _partition_count(queue: QueueConfig) -> int:
+    """The queue's partitions (its markers and DLQ topics have as many)."""
+    consumer = Consumer(consumer_config(queue.bootstrap_servers, "partitions"))
+    try:
+        return len(consumer.list_topics(queue.topic, timeout=10).topics[queue.topic].partitions)
+    finally:
+        consumer.close()
+
+
 def _committed(queue: QueueConfig) -> list[int]:
     """The tracker group's committed markers offsets, partition by partition."""
     consumer = Consumer(consumer_config(queue.bootstrap_servers, queue.tracker_group_id))
     try:
-        tps = [TopicPartition(queue.markers_topic, p) for p in range(3)]
+        tps = [TopicPartition(queue.markers_topic, p) for p in range(_partition_count(queue))]
         return [tp.offset for tp in consumer.committed(tps, timeout=10)]
     finally:
         consumer.close()

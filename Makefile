@@ -27,9 +27,10 @@ run: deps
 
 # The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
 # tests/parallel.py keeps each JVM-starting fixture's tests on one of them.
+# Every test's time is kept in .pytest_cache/junit.xml, to see where it goes.
 TEST_WORKERS ?= 3
 test: deps lint services browser
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20 --junit-xml=.pytest_cache/junit.xml
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
 
 # Not part of CI: the crash tests with 300 kills each, and the fuzz suite (tests/fuzz)

@@ -82,7 +82,8 @@ def redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int],
     for entry in done:
         before = entry.before if isinstance(entry.before, dict) else {}
         place = (before.get("partition"), before.get("offset"))
-        marks[place] = _mark(queue, entry)
+        if place not in marks or marks[place]["at"] <= entry.at:  # the latest says
+            marks[place] = _mark(queue, entry)
     return marks
 
 

@@ -6,7 +6,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from kmqadmin.kafka.client.client_log import LOGGER, OncePerMinute
+from kmqadmin.kafka.client.client_log import LOGGER, OncePerMinute, Routine
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import free_port
 
@@ -58,3 +58,25 @@ def test_clients_on_a_dead_broker_log_through_the_filter_not_per_attempt(
     assert failures, "no failure reached Python's logging"
     brokers = {r.args[2].split(": ", 1)[0] for r in failures}
     assert len(failures) == len(brokers)  # once per broker in the minute, for all 20 clients
+
+
+def test_a_coordinator_still_loading_is_info_and_other_lines_keep_their_level() -> None:
+    """librdkafka retries it by itself: on every first `kmq run` it was a WARNING."""
+    loading = record(
+        "GETPID",
+        "[thrd:main]: Failed to acquire idempotence PID from broker b:1/1: "
+        "Broker: Coordinator load in progress: retrying",
+    )
+    loading.levelno, loading.levelname = logging.WARNING, "WARNING"
+    other = record("GETPID", "[thrd:main]: Failed to acquire idempotence PID: Broker: fenced")
+    level = LOGGER.level
+    try:
+        LOGGER.setLevel(logging.WARNING)  # `kmq run`'s children: not said
+        assert not Routine().filter(loading) and Routine().filter(other)
+        assert (loading.levelno, loading.levelname) == (logging.INFO, "INFO")
+        assert other.levelno == logging.ERROR
+        LOGGER.setLevel(logging.INFO)  # said, as INFO
+        loading.levelno = logging.WARNING
+        assert Routine().filter(loading) and loading.levelno == logging.INFO
+    finally:
+        LOGGER.setLevel(level)

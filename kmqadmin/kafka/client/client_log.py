@@ -6,7 +6,9 @@ worker and the demo traffic logged "Connection refused" some 400 times a
 second between them. Every client this package configures (config.py)
 logs to LOGGER instead, and its filter lets one line through per broker and
 kind of failure per minute, the next one saying how many it held back.
-Everything else librdkafka says passes unchanged, at the level it gave.
+What it says of a state it retries by itself on a broker just started (a
+coordinator still loading) is INFO, not the WARNING it gave: on every first
+`kmq run` it is routine. Everything else passes unchanged, at its level.
 
 confluent-kafka hands a client's log lines over when the client is polled
 (consume, poll, flush), from the thread that polls.
@@ -57,6 +59,24 @@ class OncePerMinute(logging.Filter):
         return True
 
 
+# (facility, what the text says) of states librdkafka retries by itself.
+ROUTINE = frozenset({("GETPID", "Coordinator load in progress")})
+
+
+class Routine(logging.Filter):
+    """Lowers ROUTINE lines to INFO, and lets them through only where INFO is
+    logged (the logger checked the level the line came with)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 3 and record.levelno > logging.INFO:
+            facility, text = args[0], str(args[2])
+            if any(facility == f and says in text for f, says in ROUTINE):
+                record.levelno, record.levelname = logging.INFO, "INFO"
+                return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+        return True
+
+
 def _key(record: logging.LogRecord) -> tuple[str, str] | None:
     args = record.args
     if not (isinstance(args, tuple) and len(args) == 3 and args[0] in THROTTLED):
@@ -69,3 +89,4 @@ def _key(record: logging.LogRecord) -> tuple[str, str] | None:
 
 
 LOGGER.addFilter(OncePerMinute())
+LOGGER.addFilter(Routine())

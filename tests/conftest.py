@@ -12,6 +12,7 @@ from kmqadmin.console.services import clients
 # Fixtures more than one folder uses; a folder's conftest may override one
 # (the console and API tests serve a registered ``queue``).
 pytest_plugins = [
+    "tests.jvm",
     "tests.broker",
     "tests.database",
     "tests.parallel",

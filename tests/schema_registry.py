@@ -14,6 +14,7 @@ from types import TracebackType
 
 from kmqadmin.kafka.embedded import child
 from kmqadmin.kafka.embedded.broker import free_port
+from tests.jvm import SHORT_LIVED
 from tests.process import ROOT, wait_for
 
 DEFAULT_JARS = ROOT / ".jars" / "schema-registry"
@@ -43,6 +44,7 @@ class SchemaRegistryServer:
             [
                 "java",
                 "-Xmx256m",
+                *SHORT_LIVED,
                 f"-Dquarkus.http.host={self.host}",
                 f"-Dquarkus.http.port={self.port}",
                 "-Dquarkus.log.level=WARN",

@@ -18,7 +18,12 @@ from kmqadmin.kafka.admin.topics import (
 )
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.client.errors import EmbeddedBrokerError
-from kmqadmin.kafka.embedded.broker import EmbeddedBroker, _cause, port_in_use
+from kmqadmin.kafka.embedded.broker import (
+    JVM_PERFORMANCE_OPTS,
+    EmbeddedBroker,
+    _cause,
+    port_in_use,
+)
 from tests.broker import SUITE_SETTINGS
 from tests.process import ROOT, manage, wait_for
 
@@ -150,3 +155,14 @@ def test_the_suites_broker_runs_with_the_suites_overrides(kafka: EmbeddedBroker)
     config = admin.describe_configs([resource])[resource].result(10)
     for key, value in SUITE_SETTINGS.items():
         assert config[key].value == value
+
+
+def test_kafkas_jvm_performance_opts_replace_the_collector_flags(tmp_path, monkeypatch) -> None:
+    """The variable kafka-run-class.sh reads, with its meaning: unset, G1."""
+    broker = EmbeddedBroker(data_dir=tmp_path)
+    monkeypatch.setenv(JVM_PERFORMANCE_OPTS, "-XX:+UseSerialGC  -XX:TieredStopAtLevel=1")
+    jvm = broker._jvm("java")
+    assert "-XX:+UseSerialGC" in jvm and "-XX:TieredStopAtLevel=1" in jvm
+    assert "-XX:+UseG1GC" not in jvm
+    monkeypatch.delenv(JVM_PERFORMANCE_OPTS)
+    assert "-XX:+UseG1GC" in broker._jvm("java")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.jvm import SHORT_LIVED
 from tests.process import ROOT, wait_for
 
 KMQ_JARS = ROOT / ".jars" / "kmq"
@@ -17,8 +18,7 @@ SOURCE = ROOT / "jvm" / "kmq" / "src" / "KmqPeer.java"
 # Small and quick to start: two of these run beside the broker on two cores.
 JVM_OPTIONS = [
     "-Xmx128m",
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
+    *SHORT_LIVED,
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
     "-Dorg.slf4j.simpleLogger.log.com.softwaremill.kmq=info",
 ]

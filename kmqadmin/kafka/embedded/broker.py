@@ -35,6 +35,11 @@ from . import child
 NODE_ID = 1
 DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".jars" / "kafka"
 HEAP = "512m"
+# Kafka's own variable (kafka-run-class.sh) and default for the collector and
+# compiler flags: a suite of short-lived brokers on two cores sets C1 and the
+# serial collector, for half the CPU (tests/jvm.py).
+JVM_PERFORMANCE_OPTS = "KAFKA_JVM_PERFORMANCE_OPTS"
+DEFAULT_PERFORMANCE_OPTS = "-XX:+UseG1GC -XX:MaxGCPauseMillis=20"
 
 # One node: every internal topic at replication factor 1 and few partitions,
 # so the first transaction, group join or share-group fetch does not wait
@@ -323,8 +328,7 @@ class EmbeddedBroker:
             java,
             f"-Xmx{HEAP}",
             "-Xms128m",
-            "-XX:+UseG1GC",
-            "-XX:MaxGCPauseMillis=20",
+            *(os.environ.get(JVM_PERFORMANCE_OPTS) or DEFAULT_PERFORMANCE_OPTS).split(),
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
             "-cp",

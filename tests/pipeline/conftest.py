@@ -13,10 +13,14 @@ from kmqadmin.pipeline.events import QueueTopics
 KEEP = {"retention.ms": "-1"}
 
 
-@pytest.fixture
-def queue(kafka: EmbeddedBroker, topic: str) -> QueueTopics:
+def one_partition_queue(kafka: EmbeddedBroker, topic: str) -> QueueTopics:
     """A queue whose three topics have one partition each: offsets the test can name."""
     config = QueueConfig(bootstrap_servers=kafka.bootstrap_servers, topic=topic, group_id=topic)
     names = [config.topic, config.markers_topic, config.dlq_topic]
     ensure_topics(kafka.bootstrap_servers, dict.fromkeys(names, 1), dict.fromkeys(names, KEEP))
     return QueueTopics(*names)
+
+
+@pytest.fixture
+def queue(kafka: EmbeddedBroker, topic: str) -> QueueTopics:
+    return one_partition_queue(kafka, topic)

@@ -1,5 +1,7 @@
 """The analytics job on a known story (scenario.py), read from the real broker."""
 
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from kmqadmin.pipeline.session import NAME, SPARK_KAFKA
 from tests.raw_produce import RawRecord, produce_raw
 
 from . import scenario
-from .conftest import KEEP
+from .conftest import KEEP, one_partition_queue
 from .scenario import T
 
 SOURCES = ["spark", "python"]  # KMQ_PIPELINE_SOURCE: Spark's Kafka source, and ours
@@ -34,22 +36,48 @@ def _facts(spark: SparkSession, out: Path) -> dict[str, dict]:
 
 
 def _minutes(result: RunResult) -> dict[int, dict]:
-    return {row.pop("minute_ms") - T: row for row in result.minutes if row.pop("queue")}
+    """By ms after T, without the key columns (``result`` is left as it is:
+    tests share one)."""
+    return {
+        row["minute_ms"] - T: {k: v for k, v in row.items() if k not in ("minute_ms", "queue")}
+        for row in result.minutes
+        if row["queue"]
+    }
+
+
+@dataclass(frozen=True)
+class Story:
+    """Both parts of the story on one queue, and a batch run of it per source."""
+
+    queue: QueueTopics
+    out: Path  # a folder per source
+    results: dict[str, RunResult]
+
+
+@pytest.fixture(scope="module")
+def story(
+    spark: SparkSession, kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory
+) -> Story:
+    """Run once for the tests that only read it: a batch run is tens of
+    seconds of Spark on a busy machine."""
+    queue = one_partition_queue(kafka, f"t-{uuid.uuid4().hex[:10]}")
+    scenario.write(kafka.bootstrap_servers, queue, 1)
+    scenario.write(kafka.bootstrap_servers, queue, 2)
+    out = tmp_path_factory.mktemp("story")
+    results = {s: _job(spark, kafka, queue, out / s, s).run_batch(T) for s in SOURCES}
+    return Story(queue, out, results)
 
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_batch_run_gives_the_facts_and_minutes_of_the_story(
-    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path, source: str
+    spark: SparkSession, story: Story, source: str
 ) -> None:
-    scenario.write(kafka.bootstrap_servers, queue, 1)
-    scenario.write(kafka.bootstrap_servers, queue, 2)
+    result = story.results[source]
 
-    result = _job(spark, kafka, queue, tmp_path, source).run_batch(T)
-
-    facts = _facts(spark, tmp_path)
-    assert facts == scenario.facts(queue)
+    facts = _facts(spark, story.out / source)
+    assert facts == scenario.facts(story.queue)
     assert result.facts == 7
-    assert result.skipped == {queue.queue: 1}
+    assert result.skipped == {story.queue.queue: 1}
     scenario.assert_minutes(_minutes(result))
 
 
@@ -86,20 +114,15 @@ def _rows(frame: DataFrame) -> list[tuple]:
 
 
 def test_spark_and_python_sources_give_identical_facts_and_minutes(
-    spark: SparkSession, kafka: EmbeddedBroker, queue: QueueTopics, tmp_path: Path
+    spark: SparkSession, story: Story
 ) -> None:
-    scenario.write(kafka.bootstrap_servers, queue, 1)
-    scenario.write(kafka.bootstrap_servers, queue, 2)
-
-    results = {s: _job(spark, kafka, queue, tmp_path / s, s).run_batch(T) for s in SOURCES}
-
-    by_spark, by_python = results["spark"], results["python"]
+    by_spark, by_python = story.results["spark"], story.results["python"]
     assert by_spark.facts == by_python.facts == 7
-    assert by_spark.skipped == by_python.skipped == {queue.queue: 1}
+    assert by_spark.skipped == by_python.skipped == {story.queue.queue: 1}
     assert sorted(by_spark.minutes, key=repr) == sorted(by_python.minutes, key=repr)
     assert len(by_spark.minutes) == 3
     for table in ("facts", "minutes"):
-        written = {s: _rows(spark.read.parquet(str(tmp_path / s / table))) for s in SOURCES}
+        written = {s: _rows(spark.read.parquet(str(story.out / s / table))) for s in SOURCES}
         assert written["spark"] == written["python"], table
         assert written["spark"], table
 

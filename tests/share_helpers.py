@@ -5,23 +5,15 @@ import time
 from types import TracebackType
 
 from confluent_kafka import AcknowledgeType, Message, ShareConsumer
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    ResourceType,
-)
+from confluent_kafka.admin import AdminClient
+
+from kmqadmin.kmq.share_group import set_group_configs
 
 
 def read_from_earliest(bootstrap_servers: str, group_id: str) -> None:
     """A new share group starts at the latest record unless told otherwise."""
-    setting = ConfigEntry(
-        "share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET
-    )
-    resource = ConfigResource(ResourceType.GROUP, group_id, incremental_configs=[setting])
     admin = AdminClient({"bootstrap.servers": bootstrap_servers})
-    admin.incremental_alter_configs([resource])[resource].result(10)
+    set_group_configs(admin, group_id, {"share.auto.offset.reset": "earliest"})
 
 
 class Sharer:

@@ -8,10 +8,18 @@ So the group is configured before its first consumer polls, and what the
 broker cannot do is refused here, by name, rather than left to surprise.
 """
 
+import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ResourceType,
+)
 
 from kmqadmin.kafka.admin.share_groups import BrokerLimits, ShareGroupError, broker_limits
 from kmqadmin.kafka.admin.topics import admin_client
@@ -62,16 +70,40 @@ def configure(config: "QueueConfig") -> None:
     configs (idempotent: run before every client starts)."""
     admin = admin_client(config.bootstrap_servers, config.kafka_config)
     check(config, broker_limits(admin, TIMEOUT_S))
-    entries = [
-        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
-        for name, value in group_configs(config).items()
-    ]
-    resource = ConfigResource(ResourceType.GROUP, config.group_id, incremental_configs=entries)
     try:
-        admin.incremental_alter_configs([resource], request_timeout=TIMEOUT_S)[resource].result(
-            TIMEOUT_S
-        )
+        set_group_configs(admin, config.group_id, group_configs(config))
     except KafkaException as exc:
         raise ShareGroupError(
             f"cannot configure share group {config.group_id}: {exc.args[0].str()}"
         ) from None
+
+
+def set_group_configs(admin: AdminClient, group_id: str, configs: dict[str, str]) -> None:
+    """Sets ``configs`` on the group and returns once the broker answers with
+    them. The controller has taken a change when the alter returns, a broker's
+    copy of the metadata a moment later: a member joining in between starts
+    reading where the old configs said (the latest record, by default)."""
+    entries = [
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+        for name, value in configs.items()
+    ]
+    resource = ConfigResource(ResourceType.GROUP, group_id, incremental_configs=entries)
+    admin.incremental_alter_configs([resource], request_timeout=TIMEOUT_S)[resource].result(
+        TIMEOUT_S
+    )
+    deadline = time.monotonic() + TIMEOUT_S
+    while (seen := _group_configs(admin, group_id, configs)) != configs:
+        if time.monotonic() > deadline:
+            raise ShareGroupError(
+                f"share group {group_id}: the broker still answers {seen} "
+                f"{TIMEOUT_S:.0f} s after it took {configs}"
+            )
+        time.sleep(0.05)
+
+
+def _group_configs(admin: AdminClient, group_id: str, names: Iterable[str]) -> dict[str, str]:
+    resource = ConfigResource(ResourceType.GROUP, group_id)
+    found = admin.describe_configs([resource], request_timeout=TIMEOUT_S)[resource].result(
+        TIMEOUT_S
+    )
+    return {name: found[name].value for name in names}

@@ -69,7 +69,7 @@ class Scheduler(PartitionOwner[PartitionState]):
             undeliverable=self._targets.undeliverable,
             forbidden=self._targets.forbidden,
             partitions=self.owned_partitions(),
-            loading=tuple(sorted(s.partition for s in states if not s.caught_up)),
+            loading=self.loading_partitions(),
             horizon_end_ms=0 if self._horizon is None else self._horizon.end,
             lateness=self._lateness.snapshot(),
             rebalances=self.rebalances,

@@ -127,6 +127,11 @@ class PartitionOwner[S: OwnedPartition](Service):
         """The partitions owned now, in order; safe to call from any thread."""
         return tuple(sorted(list(self._states)))
 
+    def loading_partitions(self) -> tuple[int, ...]:
+        """The owned partitions still reading what was there at assignment
+        (their barrier not read back): nothing acts on them yet."""
+        return tuple(sorted(s.partition for s in list(self._states.values()) if not s.caught_up))
+
     def _wait_time(self) -> float:
         """Sleep in consume() no longer than until the next thing due."""
         longest = self._longest_wait()

@@ -13,7 +13,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.config import consumer_config
@@ -57,6 +57,20 @@ def report(sections: dict[str, Callable[[str], object]]) -> None:
     print(json.dumps(result, indent=2))
 
 
+def _end(consumer: Consumer, tp: TopicPartition, timeout: float = 30) -> int:
+    """The partition's end offset. A broker back from a stall answers for a
+    moment that it knows no such partition (fenced until it has registered
+    with its controller again): asked again until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return consumer.get_watermark_offsets(tp, timeout=10)[1]
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def read_topic(
     bootstrap_servers: str,
     topic: str,
@@ -74,7 +88,7 @@ def read_topic(
     """
     consumer = Consumer(consumer_config(bootstrap_servers, f"snapshot-{uuid.uuid4().hex}", extra))
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    ends = [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in tps]
+    ends = [_end(consumer, tp) for tp in tps]
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     records: list[KafkaMessage] = []
     try:

@@ -37,6 +37,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str]]:
         KMQ_EMBEDDED_KAFKA_PORT=str(kafka_port),
         KMQ_WORKER_METRICS_PORT="0",
         KMQ_ANALYTICS_EVERY_S="0",
+        # The broker as `make run` starts it (not the suite's tests/jvm.py
+        # flags): the budget above is a promise about the product.
+        KAFKA_JVM_PERFORMANCE_OPTS="",
     )
     try:
         run.up()
@@ -69,7 +72,7 @@ def test_a_killed_broker_is_restarted_and_nothing_else_stops(run: tuple[Run, str
     resumed = _resumed(proc, bootstrap, before, back)
     sent = _no_demo_message_lost(bootstrap)
     _print_timeline("kill -9", resumed, proc.lines[seen:], sent)
-    assert resumed < RESUMES_WITHIN_S
+    assert resumed < RESUMES_WITHIN_S, "".join(proc.lines[seen:])[-20_000:]
     _only_the_broker_restarted(proc.lines[seen:], "kafka exited with code -9")
 
 
@@ -84,7 +87,7 @@ def test_a_stalled_broker_stops_nothing(run: tuple[Run, str]) -> None:
     resumed = _resumed(proc, bootstrap, before, back)
     sent = _no_demo_message_lost(bootstrap)
     _print_timeline(f"SIGSTOP {STALL_S} s", resumed, proc.lines[seen:], sent)
-    assert resumed < RESUMES_WITHIN_S
+    assert resumed < RESUMES_WITHIN_S, "".join(proc.lines[seen:])[-20_000:]
     assert _broker_pid(proc.proc.pid) == broker
     _only_the_broker_restarted(proc.lines[seen:], None)
 

@@ -57,18 +57,25 @@ def report(sections: dict[str, Callable[[str], object]]) -> None:
     print(json.dumps(result, indent=2))
 
 
-def _end(consumer: Consumer, tp: TopicPartition, timeout: float = 30) -> int:
-    """The partition's end offset. A broker back from a stall answers for a
-    moment that it knows no such partition (fenced until it has registered
-    with its controller again): asked again until ``timeout``."""
-    deadline = time.monotonic() + timeout
+def _consumer_with_ends(
+    bootstrap_servers: str, tps: list[TopicPartition], extra: Mapping[str, Any] | None
+) -> tuple[Consumer, list[int]]:
+    """A new consumer and each partition's end offset. A broker back from a
+    stall says for a moment that it knows no such partition (it is fenced
+    until it has registered with its controller again), and a client told so
+    may have dropped that broker for good (librdkafka issue #5511): a new
+    client asks again, for up to 30 s."""
+    config = consumer_config(bootstrap_servers, f"snapshot-{uuid.uuid4().hex}", extra)
+    deadline = time.monotonic() + 30
     while True:
+        consumer = Consumer(config)
         try:
-            return consumer.get_watermark_offsets(tp, timeout=10)[1]
+            return consumer, [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in tps]
         except KafkaException as exc:
+            consumer.close()
             if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
                 raise
-            time.sleep(0.2)
+        time.sleep(0.2)
 
 
 def read_topic(
@@ -86,9 +93,8 @@ def read_topic(
     it all: which is why it lives with the benchmarks (and the tests use it
     from here), not in kmqadmin.
     """
-    consumer = Consumer(consumer_config(bootstrap_servers, f"snapshot-{uuid.uuid4().hex}", extra))
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    ends = [_end(consumer, tp) for tp in tps]
+    consumer, ends = _consumer_with_ends(bootstrap_servers, tps, extra)
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     records: list[KafkaMessage] = []
     try:

@@ -178,20 +178,22 @@ def test_a_target_outside_the_allowlist_is_counted_and_never_fired(
 def test_schedules_beyond_the_horizon_are_loaded_as_it_advances(
     schedules: SchedulerConfig, target: str
 ) -> None:
-    config = dataclasses.replace(schedules, horizon_ms=2000, lookahead_ms=200)
+    # A rescan has half a horizon to load what came within it: 3 s here, room
+    # for a new consumer's first read on a busy machine (1 s was not).
+    config = dataclasses.replace(schedules, horizon_ms=6000, lookahead_ms=200)
     scheduler = Scheduler(config)
     scheduler.start()
     try:
         wait_for(lambda: scheduler.stats().partitions == (0, 1, 2), 30, "the assignment")
-        at = in_seconds(5)
+        at = in_seconds(10)
         with ScheduleClient(config) as client:
             client.schedule("far", at, target, b"far")
-            client.schedule("far-then-cancelled", in_seconds(4), target, b"no")
+            client.schedule("far-then-cancelled", in_seconds(9), target, b"no")
             client.flush()
             wait_for(lambda: scheduler.stats().loading == (), 10, "the load")
             assert scheduler.stats().held == 0  # both beyond the horizon
             client.cancel("far-then-cancelled")
-        wait_for(lambda: scheduler.stats().held >= 1, 10, "the horizon to reach the far one")
+        wait_for(lambda: scheduler.stats().held >= 1, 15, "the horizon to reach the far one")
         assert time.time() < at  # loaded before it was due (how late it fires: the benchmark)
         wait_for(lambda: fired_ids(config, target)["far"], 30, "the far schedule")
         (record,) = fired(config, target)

@@ -21,6 +21,23 @@ def test_a_watched_client_is_served_without_being_used() -> None:
     client = Counting()
     idle_clients.watch(client)
     wait_for(client.served.is_set, 10, "the client served")
+    idle_clients.unwatch(client)
+
+
+def test_the_pump_ends_with_the_last_client_and_the_next_watch_starts_another() -> None:
+    client = Counting()
+    idle_clients.watch(client)
+    wait_for(client.served.is_set, 10, "the client served")
+    idle_clients.unwatch(client)
+    wait_for(lambda: not _pumps(), 10, "the pump to end")
+    again = Counting()
+    idle_clients.watch(again)
+    wait_for(again.served.is_set, 10, "the next client served")
+    idle_clients.unwatch(again)
+
+
+def _pumps() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "kmq-idle-clients"]
 
 
 # What Celery's prefork pool does: fork a process that runs threads (this one's pump).
@@ -39,4 +56,5 @@ def test_a_forked_child_serves_none_of_its_parents_clients() -> None:
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
+    idle_clients.unwatch(parents)
     assert os.waitstatus_to_exitcode(status) == 0

@@ -102,6 +102,7 @@ class OffsetReader:
         return found
 
     def close(self) -> None:
+        idle_clients.unwatch(self)
         with self._using:
             self._closed = True
             self._consumer.close()

@@ -8,7 +8,9 @@ later and stamped with that time: after an outage, `kmq run`'s Ctrl-C
 printed a reader's "Connection refused" from a minute before, as if the
 shutdown had stopped the broker under a running client.
 
-One daemon thread per process serves every watched client once a second.
+One daemon thread per process serves every watched client once a second,
+while there is one: it ends with the last (a process whose owners all
+stopped holds no thread of ours), and the next watch starts another.
 Watched clients are held weakly: one that is dropped is no longer served. A
 forked child (a Celery pool process) starts with none: the parent's clients
 are copies there whose librdkafka threads did not come along.
@@ -39,9 +41,15 @@ def watch(client: Idle) -> None:
     global _pump
     with _lock:
         _watched.add(client)
-        if _pump is None or not _pump.is_alive():
-            _pump = threading.Thread(target=_serve_forever, name="kmq-idle-clients", daemon=True)
+        if _pump is None:
+            _pump = threading.Thread(target=_serve, name="kmq-idle-clients", daemon=True)
             _pump.start()
+
+
+def unwatch(client: Idle) -> None:
+    """``client`` is closed: not served any more."""
+    with _lock:
+        _watched.discard(client)
 
 
 def _forget_the_parents() -> None:
@@ -53,10 +61,16 @@ def _forget_the_parents() -> None:
 os.register_at_fork(after_in_child=_forget_the_parents)
 
 
-def _serve_forever() -> None:
+def _serve() -> None:
+    """Until nothing is watched: the pump is then forgotten under the lock
+    a watch takes, so a client watched meanwhile starts the next one."""
+    global _pump
     while True:
         time.sleep(EVERY_S)
         with _lock:
             clients = list(_watched)
+            if not clients:
+                _pump = None
+                return
         for client in clients:
             client.serve_idle()

@@ -96,15 +96,22 @@ def log_since(log: Path, position: int) -> str:
         return f.read().decode(errors="replace")
 
 
+def end_offsets(
+    admin: AdminClient, topic: str, partitions: int, level: IsolationLevel
+) -> dict[int, int]:
+    """Each partition's end as a reader at ``level`` sees it: for
+    read_committed, the last stable offset."""
+    latest = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
+    answers = admin.list_offsets(latest, isolation_level=level, request_timeout=5)
+    return {tp.partition: f.result().offset for tp, f in answers.items()}
+
+
 def open_transaction(admin: AdminClient, topic: str, partitions: int) -> bool:
     """Whether some transaction on ``topic`` is open: its last stable offset
     (what read_committed readers may read up to) is short of its end."""
-    latest = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
-    ends = {}
-    for level in (IsolationLevel.READ_COMMITTED, IsolationLevel.READ_UNCOMMITTED):
-        answers = admin.list_offsets(latest, isolation_level=level, request_timeout=5)
-        ends[level] = {tp.partition: f.result().offset for tp, f in answers.items()}
-    return ends[IsolationLevel.READ_COMMITTED] != ends[IsolationLevel.READ_UNCOMMITTED]
+    return end_offsets(admin, topic, partitions, IsolationLevel.READ_COMMITTED) != end_offsets(
+        admin, topic, partitions, IsolationLevel.READ_UNCOMMITTED
+    )
 
 
 def pause_mid_transaction(

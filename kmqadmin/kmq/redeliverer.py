@@ -1,16 +1,15 @@
-"""The redelivery transaction: what the tracker does with a partition's due messages.
+"""The redelivery transaction: what the tracker writes for a partition's due messages.
 
-A redelivery or DLQ move is one transaction on the partition's fenced
+A redelivery or DLQ move is part of one transaction of the tracker's
 producer: the copy (or the dead letter), the end marker of the old copy and
 the commit of the oldest still-open start marker, with the closed offsets
-as its metadata. A tracker that crashes
-half-way leaves nothing visible (queue consumers read ``read_committed``),
-so it never duplicates a copy, and the next owner rebuilds the open set from
-the committed offset.
+as its metadata. A tracker that crashes half-way leaves nothing visible
+(queue consumers read ``read_committed``), so it never duplicates a copy,
+and the next owner rebuilds the open set from the committed offset.
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import Producer, TopicPartition
@@ -36,6 +35,35 @@ class Sent:
     dead_lettered: int
     gone: int  # due, but no longer in the queue topic: skipped
     undecodable: int  # of the dead-lettered, those whose headers do not decode
+
+
+@dataclass
+class DueBatch:
+    """A turn's due messages, partition by partition: one transaction."""
+
+    parts: list[tuple[TrackedPartition, list[int], dict[int, KafkaMessage]]]
+    sent: list[Sent] = field(default_factory=list)
+
+    @property
+    def partitions(self) -> list[int]:
+        return [state.partition for state, _, _ in self.parts]
+
+    def offsets(self, markers_topic: str) -> list[TopicPartition]:
+        """Each partition's commit point, with its closed offsets as metadata."""
+        return [
+            TopicPartition(
+                markers_topic, s.partition, s.commit_offset(), s.open.closed.to_metadata()
+            )
+            for s, _, _ in self.parts
+        ]
+
+    def write(self, redeliverer: "Redeliverer", producer: Producer) -> None:
+        for state, due, originals in self.parts:
+            self.sent.append(redeliverer.produce(state, producer, due, originals))
+
+    def committed(self, offsets: list[TopicPartition]) -> None:
+        for (state, _, _), tp in zip(self.parts, offsets, strict=True):
+            state.committed = tp.offset
 
 
 class Redeliverer:
@@ -75,20 +103,17 @@ class Redeliverer:
         self._read_failures.pop(p, None)
         return originals
 
-    def send(
+    def produce(
         self,
         state: TrackedPartition,
         producer: Producer,
         due: list[int],
         originals: dict[int, KafkaMessage],
-        group_metadata: object,
     ) -> Sent:
-        """Copies or dead-letters each due message, ends its old copy and
-        commits the markers offset, all in one transaction; raises
-        KafkaException when that fails (the caller aborts or drops)."""
+        """Copies or dead-letters each due message and ends its old copy, in
+        the transaction the caller opened."""
         p, config = state.partition, self.config
         redelivered = dead = gone = undecodable = 0
-        producer.begin_transaction()
         for offset in due:
             record = originals.get(offset)
             rejected = state.rejected.pop(offset, None)
@@ -110,13 +135,6 @@ class Redeliverer:
                 value=markers.END,
                 partition=p,
             )
-        commit = state.commit_offset()
-        closed = state.open.closed.to_metadata()
-        producer.send_offsets_to_transaction(
-            [TopicPartition(config.markers_topic, p, commit, closed)], group_metadata
-        )
-        producer.commit_transaction()
-        state.committed = commit
         return Sent(redelivered, dead, gone, undecodable)
 
     def _dead_letter(self, producer: Producer, partition: int, out: Outgoing) -> None:

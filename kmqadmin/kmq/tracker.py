@@ -3,46 +3,50 @@
 This is the loop of the tracker as kmq splits it: assignment, consume,
 redeliver what is due, commit. Per assigned markers partition it keeps a
 MarkersPartition: what the markers say (kmq/tracked_partition.py: the open
-set, rejected reasons, the commit point) and a transactional producer whose id
-is derived from the partition, so whichever tracker owns the partition next
-fences the previous one (kafka/ownership/partition_owner.py). A redelivery or
-DLQ move is one transaction (kmq/redeliverer.py).
+set, rejected reasons, the commit point). What is due on every partition in
+a turn is redelivered or dead-lettered in one transaction of the tracker's
+producer, fenced by the group's generation
+(kafka/ownership/partition_owner.py, kmq/redeliverer.py).
 """
 
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.kafka.ownership.barrier import write_barrier
-from kmqadmin.kafka.ownership.fencing import is_fenced
-from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition, fencing_producer
+from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition, process_slot
 from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
 from . import markers
 from .closed_offsets import ClosedOffsets
 from .config import QueueConfig
 from .open_set import OpenSet
-from .redeliverer import Redeliverer
+from .redeliverer import DueBatch, Redeliverer
 from .stats import TrackerStats
 from .tracked_partition import TrackedPartition, apply_batch
 
 log = logging.getLogger(__name__)
 
+# committed() waits (KIP-447 stable offsets) while a transaction that commits
+# the partition's offset is open: a dead owner's, until the broker aborts it
+# (its transaction timeout, then up to the broker's 10 s cleanup interval).
+COMMITTED_TIMEOUT_S = 30
+
 
 @dataclass(eq=False, kw_only=True)
 class MarkersPartition(TrackedPartition, OwnedPartition):
-    """A markers partition the tracker owns: what its markers say, and the
-    fenced producer that redelivers for it."""
+    """A markers partition the tracker owns: what its markers say."""
 
 
 class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     thread_name = "kmq-tracker"
     role = "tracker"
+    barrier_value = markers.END
 
     def __init__(
         self,
@@ -51,12 +55,16 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         max_wait: float = 0.02,
         commit_interval: float = 1.0,
         read_timeout: float = 10.0,
+        slot: str | None = None,
     ) -> None:
+        """``slot``: this tracker's name among its group's (owned.py), kept
+        across its restarts by hosts that can (a worker's node name)."""
         owned = Owned(
             config.bootstrap_servers,
             config.markers_topic,
             config.tracker_group_id,
             config.kafka_config,
+            slot or process_slot(),
         )
         super().__init__(owned, batch_size, max_wait)
         self.config = config
@@ -96,7 +104,6 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         """Applies the markers read, redelivers what is due, commits now and then."""
         self._acked += apply_batch(self._states, records, self._skip)
         self._redeliver_due()
-        self._revive_fenced()
         if time.monotonic() - self._last_commit >= self.commit_interval:
             self._commit_progress()
             self._last_commit = time.monotonic()
@@ -113,13 +120,30 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     # --- redelivery ------------------------------------------------------
 
     def _redeliver_due(self) -> None:
-        now = now_ms()
-        for state in list(self._states.values()):
-            if not state.caught_up:
+        """What is due, most overdue partition first, up to ``batch_size``
+        in all, in one transaction."""
+        assert self._redeliverer is not None
+        now, parts, budget = now_ms(), [], self.batch_size
+        overdue = sorted(
+            (deadline, s.partition, s)
+            for s in list(self._states.values())
+            if s.caught_up and (deadline := s.open.next_deadline()) is not None and deadline <= now
+        )
+        for _, p, state in overdue:
+            due = state.open.pop_due(self._read_until(state, now), budget)
+            if not due:
                 continue
-            due = state.open.pop_due(self._read_until(state, now), self.batch_size)
-            if due:
-                self._redeliver(state, due)
+            originals = self._redeliverer.read_originals(p, due)
+            if originals is None:
+                # pop_due closed the due entries; re-reading the partition from
+                # its committed offset reopens them from their start markers.
+                self._restart([p])
+                continue
+            parts.append((state, due, originals))
+            if (budget := budget - len(due)) <= 0:
+                break
+        if parts:
+            self._redeliver(DueBatch(parts))
 
     def _read_until(self, state: MarkersPartition, now: int) -> int:
         """The time up to which this partition's markers are known to be read:
@@ -140,30 +164,23 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             return now
         return min(now, last.timestamp()[1])
 
-    def _redeliver(self, state: MarkersPartition, due: list[int]) -> None:
-        assert self._redeliverer is not None and self._consumer is not None
-        redeliverer, p = self._redeliverer, state.partition
-        try:
-            originals = redeliverer.read_originals(p, due)
-            if originals is None:
-                # pop_due closed the due entries; re-reading the partition from
-                # its committed offset reopens them from their start markers.
-                self._restart(p)
-                return
-            group = self._consumer.consumer_group_metadata()
-            sent = redeliverer.send(state, state.producer, due, originals, group)
-        except KafkaException as exc:
-            if is_fenced(exc):
-                self._fenced_out(state, exc)
-            else:
-                # The aborted transaction leaves nothing visible (read_committed),
-                # so the partition read again opens exactly what was open before.
-                self._start_over(state, exc)
+    def _redeliver(self, batch: DueBatch) -> None:
+        """One transaction: each partition's copies, dead letters and end
+        markers, and its commit point. Aborted, it leaves nothing visible
+        (read_committed), so the partitions read again open exactly what
+        was open before."""
+        redeliverer = self._redeliverer
+        assert redeliverer is not None
+        offsets = batch.offsets(self.config.markers_topic)
+        if not self._transact(batch.partitions, offsets, partial(batch.write, redeliverer)):
+            self._restart(batch.partitions)  # pop_due closed them: read again, they are open
             return
-        self._redelivered += sent.redelivered
-        self._dead_lettered += sent.dead_lettered
-        self._skipped += sent.gone
-        self._undecodable += sent.undecodable
+        batch.committed(offsets)
+        for sent in batch.sent:
+            self._redelivered += sent.redelivered
+            self._dead_lettered += sent.dead_lettered
+            self._skipped += sent.gone
+            self._undecodable += sent.undecodable
 
     # --- offsets and rebalances ------------------------------------------
 
@@ -192,30 +209,26 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         for tp in offsets:
             self._states[tp.partition].committed = tp.offset
 
-    def _new_state(self, partition: int) -> MarkersPartition:
+    def _barrier(self, partition: int) -> bytes:
+        """An end marker for offset -1: no tracker (kmq's included) can take
+        it for a message."""
+        return markers.encode_key(partition, -1)
+
+    def _new_state(self, partition: int, catch_up_to: int) -> MarkersPartition:
         """Read from the committed offset (the oldest start marker still open),
         knowing what the previous owner had closed (closed_offsets.py)."""
         assert self._consumer is not None
-        # Before committed(): see fencing_producer.
-        producer = fencing_producer(self.owned, self.role, partition)
         tp = TopicPartition(self.config.markers_topic, partition)
         low, _ = self._consumer.get_watermark_offsets(tp, timeout=10)
-        committed = self._consumer.committed([tp], timeout=10)[0]
+        committed = self._consumer.committed([tp], timeout=COMMITTED_TIMEOUT_S)[0]
         start = committed.offset if committed.offset >= 0 else low
         where = f"{self.config.markers_topic}/{partition}"
         closed = ClosedOffsets.from_metadata(committed.metadata, where)
-        # An end marker for offset -1: no tracker (kmq's included) can take it
-        # for a message.
-        barrier_key = markers.encode_key(partition, -1)
-        barrier = write_barrier(
-            producer, self.config.markers_topic, partition, barrier_key, markers.END
-        )
         return MarkersPartition(
             partition=partition,
-            producer=producer,
             next_offset=start,
             open=OpenSet(closed),
-            catch_up_to=barrier + 1,
+            catch_up_to=catch_up_to,
             committed=start,
         )
 

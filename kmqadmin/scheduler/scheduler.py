@@ -17,19 +17,16 @@ while no scheduler ran fire right after it.
 import heapq
 import logging
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.kafka.ownership.barrier import write_barrier
-from kmqadmin.kafka.ownership.fencing import is_fenced
-from kmqadmin.kafka.ownership.owned import Owned, fencing_producer
+from kmqadmin.kafka.ownership.owned import Owned, process_slot
 from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
-from . import wire
+from . import firing, wire
 from .config import SchedulerConfig
-from .firing import Firing, fire_due
 from .lateness import Lateness
 from .partition import PartitionState
 from .read_ahead import ReadAhead
@@ -49,9 +46,20 @@ class Scheduler(PartitionOwner[PartitionState]):
     role = "scheduler"
 
     def __init__(
-        self, config: SchedulerConfig, batch_size: int = 5000, max_wait: float = 0.05
+        self,
+        config: SchedulerConfig,
+        batch_size: int = 5000,
+        max_wait: float = 0.05,
+        slot: str | None = None,
     ) -> None:
-        owned = Owned(config.bootstrap_servers, config.topic, config.group_id, config.kafka_config)
+        """``slot``: as the tracker's (kafka/ownership/owned.py)."""
+        owned = Owned(
+            config.bootstrap_servers,
+            config.topic,
+            config.group_id,
+            config.kafka_config,
+            slot or process_slot(),
+        )
         super().__init__(owned, batch_size, max_wait)
         self.config = config
         self._read_ahead: ReadAhead | None = None
@@ -99,9 +107,8 @@ class Scheduler(PartitionOwner[PartitionState]):
         """Reads schedules, fires what is due, moves the horizon."""
         assert self._horizon is not None
         self._apply_batch(records)
-        states = list(self._states.values())
-        self._fired += fire_due(states, self.config.topic, now_ms(), self._recover, self._lateness)
-        self._revive_fenced()
+        if due := firing.due(list(self._states.values()), now_ms()):
+            self._fire(due)
         self._arm_read()
         assert self._read_ahead is not None
         for state in list(self._states.values()):
@@ -174,7 +181,7 @@ class Scheduler(PartitionOwner[PartitionState]):
                 continue  # dropped or rebuilt since: its new owner reads afresh
             if ready is None:
                 log.error("read-back on partition %d timed out; rebuilding it", state.partition)
-                self._restart(state.partition)
+                self._restart([state.partition])
                 continue
             for key, offset, outcome in ready:
                 if state.reading.get(key, (0, -1))[1] != offset:
@@ -194,23 +201,34 @@ class Scheduler(PartitionOwner[PartitionState]):
 
     # --- firing ----------------------------------------------------------
 
-    def _recover(self, firing: Firing, exc: KafkaException) -> None:
-        """An aborted firing is retried on the next turn. A broken producer
-        gets the partition owned afresh: read again up to a new barrier, so
-        whatever the failed attempt did or did not commit is seen before
-        anything fires again."""
-        if is_fenced(exc):
-            self._fenced_out(firing.state, exc)
-        elif not firing.retry(exc):
-            self._start_over(firing.state, exc)
+    def _fire(self, due: list[firing.Firing]) -> None:
+        """One transaction; lateness is measured at its commit, when the
+        records became visible. Aborted, everything fires on the next turn."""
+        topic = self.config.topic
+        offsets = [f.offset(topic) for f in due]
+
+        def act(producer: Producer) -> None:
+            for f in due:
+                f.produce(producer, topic)
+
+        if not self._transact([f.state.partition for f in due], offsets, act):
+            for f in due:
+                f.rearm()
+            return
+        committed = now_ms()
+        for f in due:
+            f.fired()
+            for _, entry in f.entries:
+                self._lateness.observe(committed - entry.deadline)
+            self._fired += len(f.entries)
 
     # --- partitions ------------------------------------------------------
 
-    def _new_state(self, partition: int) -> PartitionState:
-        # It aborts the previous owner's open firing.
-        producer = fencing_producer(self.owned, self.role, partition)
-        barrier = write_barrier(producer, self.config.topic, partition, BARRIER_KEY, None)
-        return PartitionState(partition=partition, producer=producer, catch_up_to=barrier + 1)
+    def _barrier(self, partition: int) -> bytes:
+        return BARRIER_KEY
+
+    def _new_state(self, partition: int, catch_up_to: int) -> PartitionState:
+        return PartitionState(partition=partition, catch_up_to=catch_up_to)
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

@@ -35,6 +35,10 @@ class HostServices(bootsteps.StartStopStep):
 
     def __init__(self, worker, **kwargs) -> None:
         super().__init__(worker, **kwargs)
+        # The node name: unique among a cluster's workers (Celery warns of a
+        # duplicate) and kept across a restart, so a restarted worker's
+        # owners abort what it left open at once (kafka/ownership/owned.py).
+        self.slot = worker.hostname
         self.host = ServiceHost()
         self.counts = CountPublisher()
         self._stop = threading.Event()
@@ -76,6 +80,6 @@ class HostServices(bootsteps.StartStopStep):
     def _refresh(self) -> None:
         close_old_connections()
         try:
-            self.host.reconcile(wanted_services())
+            self.host.reconcile(wanted_services(self.slot))
         finally:
             close_old_connections()

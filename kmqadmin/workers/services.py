@@ -16,25 +16,26 @@ log = logging.getLogger(__name__)
 _reported: set[str] = set()
 
 
-def wanted_services() -> dict[str, Callable[[], Service]]:
+def wanted_services(slot: str) -> dict[str, Callable[[], Service]]:
     """A tracker per registered kmq queue (a share queue's broker is its
     tracker), a scheduler per schedules topic (a queue's own, when it has a
     backoff, whatever its backend, and each registered one). Keys hold
     the whole configuration (secrets masked), so an edited queue gets a
     fresh tracker. A queue whose cluster cannot be used as configured is
-    left out, and the others still run."""
+    left out, and the others still run. ``slot`` names this worker among
+    the owners (kafka/ownership/owned.py)."""
     services: dict[str, Callable[[], Service]] = {}
     for queue in Queue.objects.select_related("cluster"):
         if (config := _configured(queue)) is None:
             continue
         if config.backend == "kmq":
-            services[f"tracker {config!r}"] = partial(RedeliveryTracker, config)
+            services[f"tracker {config!r}"] = partial(RedeliveryTracker, config, slot=slot)
         if config.backoff is not None:
             scheduler = config.scheduler_config()
-            services[f"scheduler {scheduler!r}"] = partial(Scheduler, scheduler)
+            services[f"scheduler {scheduler!r}"] = partial(Scheduler, scheduler, slot=slot)
     for topic in ScheduleTopic.objects.select_related("cluster"):
         if (scheduler := _configured(topic)) is not None:
-            services[f"scheduler {scheduler!r}"] = partial(Scheduler, scheduler)
+            services[f"scheduler {scheduler!r}"] = partial(Scheduler, scheduler, slot=slot)
     return services
 
 

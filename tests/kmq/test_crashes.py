@@ -12,14 +12,23 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
 
+from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.stats import TrackerStats
-from tests.chaos import KILLS, Victim, last_json_line, log_tail, pause_mid_transaction, report
+from tests.chaos import (
+    KILLS,
+    Victim,
+    end_offsets,
+    last_json_line,
+    log_tail,
+    pause_mid_transaction,
+    report,
+)
 from tests.kafka_helpers import read_all
 from tests.process import ROOT, kill9, wait_for
 from tests.queue_helpers import poll_until, send
@@ -79,7 +88,8 @@ def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothin
     acked: set[bytes] = set()
     sent = 0
     victim = Victim(
-        lambda log: spawn("run_tracker", queue, log=log),
+        # Restarted in its slot, as a supervised worker is.
+        lambda log: spawn("run_tracker", queue, "victim", log=log),
         tmp_path / "tracker.log",
         "tracker assigned",
         seed=5,
@@ -343,12 +353,13 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
 ) -> None:
     """The zombie: a tracker stopped (SIGSTOP) inside a redelivery transaction,
     its partitions taken over by another, then resumed: it goes on with that
-    transaction. Its producer was fenced by the new owner's init_transactions
-    and its group generation is stale, so no copy and no offset commit of its
-    may land: every (kmq-id, attempt) is copied once. Stopped past its
-    transaction timeout (a long GC pause, a VM stall), its records time out
-    first; it must still learn it was fenced, not start the partition over
-    with a new producer that would fence the heir in turn."""
+    transaction. The heir reads none of those partitions' markers before the
+    zombie's transaction is decided (its barrier waits behind it), and what
+    the zombie begins after its group moved on is refused (KIP-447), so
+    every (kmq-id, attempt) is copied once and no committed offset goes
+    back. Stopped past its transaction timeout (a long GC pause, a VM
+    stall), the broker has aborted its transaction: its producer is fenced,
+    and it starts a new life as a new member."""
     queue = dataclasses.replace(
         queue,
         message_timeout_ms=500,
@@ -378,11 +389,12 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
             committed = _committed(queue)
             if past_its_transaction_timeout:
                 time.sleep(ZOMBIE_TRANSACTION_TIMEOUT_MS / 1000)  # the stall itself
+            joined = _assignments(zombie_log)
             os.kill(zombie.pid, signal.SIGCONT)
             wait_for(
-                until(lambda: "has a newer owner" in zombie_log.read_text()),
-                30,
-                "the zombie to go on with its transaction and be fenced",
+                until(lambda: _assignments(zombie_log) > joined),
+                60,
+                "the zombie to go on with its transaction, then join again",
                 evidence=lambda: log_tail(zombie_log),
             )
             assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
@@ -396,6 +408,62 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
         if h.find(r.headers(), h.REDELIVERY_COUNT)
     )
     assert {copy: n for copy, n in copies.items() if n > 1} == {}
+
+
+def test_a_tracker_restarted_in_its_slot_aborts_what_it_left_open_at_once(
+    queue: QueueConfig, tmp_path: Path
+) -> None:
+    """Killed mid-transaction and started again in its slot (a supervised
+    worker restarted under its node name), the tracker's first
+    init_transactions aborts the transaction it left open. The transaction
+    timeout is set past this test's wait: readers of the queue get past the
+    kill's open transaction only because the restart aborted it."""
+    queue = dataclasses.replace(
+        queue,
+        message_timeout_ms=500,
+        max_redeliveries=1000,
+        kafka_config={"transaction.timeout.ms": 120_000},
+    )
+    log = tmp_path / "tracker.log"
+    tracker = spawn("run_tracker", queue, "worker-1", log=log)
+    send(queue, 2000)
+    admin = admin_client(queue.bootstrap_servers)
+
+    def readers_past(ends: dict[int, int]) -> bool:
+        stable = end_offsets(admin, queue.topic, 3, IsolationLevel.READ_COMMITTED)
+        return all(stable[p] >= end for p, end in ends.items())
+
+    try:
+        with QueueClient(queue) as client:
+
+            def busy() -> bool:  # the worker polls (never acks) while we wait
+                return client.poll(500, 0.05) is not None and _stats(log)["redelivered"] > 500
+
+            wait_for(busy, 60, "a busy tracker")
+            pause_mid_transaction(
+                tracker,
+                queue.bootstrap_servers,
+                queue.topic,
+                3,
+                meanwhile=lambda: client.poll(500, 0.05),
+            )
+        ends = end_offsets(admin, queue.topic, 3, IsolationLevel.READ_UNCOMMITTED)
+        kill9(tracker)
+        assert not readers_past(ends)
+        tracker = spawn("run_tracker", queue, "worker-1", log=log)
+        wait_for(
+            lambda: readers_past(ends),
+            30,
+            "readers past the killed tracker's transaction",
+            evidence=lambda: log_tail(log),
+        )
+    finally:
+        kill9(tracker)
+
+
+def _assignments(log: Path) -> int:
+    """How many times the process's tracker was assigned partitions."""
+    return log.read_text().count("tracker assigned")
 
 
 def _stats(log: Path) -> dict:

@@ -1,6 +1,8 @@
 """A scheduler as its own process, for tests that kill -9 or pause it.
 
-`python -m tests.scheduler.run_scheduler JSON`
+`python -m tests.scheduler.run_scheduler JSON [SLOT]`
+
+SLOT: as tests/kmq/run_tracker.py's.
 
 Every 0.1 s it prints a JSON line with how many schedules it holds, how
 many of those are armed (read back, to fire when due), how many it fired
@@ -17,7 +19,8 @@ from kmqadmin.scheduler import Scheduler, SchedulerConfig
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    scheduler = Scheduler(SchedulerConfig(**json.loads(sys.argv[1])))
+    slot = sys.argv[2] if len(sys.argv) > 2 else None
+    scheduler = Scheduler(SchedulerConfig(**json.loads(sys.argv[1])), slot=slot)
     scheduler.start()
     while True:
         stats = scheduler.stats()

@@ -17,8 +17,9 @@ from tests.process import ROOT, kill9, wait_for
 from tests.schedule_helpers import fired_ids, in_seconds
 
 
-def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:
-    """stderr to ``log``, the stats lines to ``log`` with suffix ``.out``."""
+def spawn(config: SchedulerConfig, log: Path, slot: str | None = None) -> subprocess.Popen:
+    """stderr to ``log``, the stats lines to ``log`` with suffix ``.out``;
+    ``slot`` as tests/scheduler/run_scheduler.py takes it."""
     fields = dataclasses.asdict(config)
     with log.open("ab") as stderr, log.with_suffix(".out").open("ab") as stdout:
         return subprocess.Popen(
@@ -27,6 +28,7 @@ def spawn(config: SchedulerConfig, log: Path) -> subprocess.Popen:
                 "-m",
                 "tests.scheduler.run_scheduler",
                 json.dumps(fields, default=sorted),
+                *([slot] if slot else []),
             ],
             cwd=ROOT,
             stdout=stdout,
@@ -46,7 +48,11 @@ def test_kill_9_while_firing_loses_and_doubles_nothing(
             client.schedule(sid, in_seconds(-10), target, sid.encode())
         client.flush()
         victim = Victim(
-            lambda log: spawn(schedules, log), tmp_path / "scheduler.log", "scheduler assigned", 11
+            # Restarted in its slot, as a supervised worker is.
+            lambda log: spawn(schedules, log, "victim"),
+            tmp_path / "scheduler.log",
+            "scheduler assigned",
+            11,
         )
         waves = 0
         try:
@@ -93,10 +99,12 @@ def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
 ) -> None:
     """The zombie: a scheduler stopped (SIGSTOP) inside a firing transaction,
     its partitions taken over by another, then resumed: it goes on with that
-    firing. The new owner's init_transactions fenced its producer, so none
-    of its fires may land: every schedule fires once. Stopped past its
-    transaction timeout, its records time out first; it must still learn it
-    was fenced, not fence the heir back with a new producer."""
+    firing. The heir fires nothing on those partitions before the zombie's
+    transaction is decided (its barrier waits behind it), and what the
+    zombie begins after its group moved on is refused (KIP-447): every
+    schedule fires once. Stopped past its transaction timeout, the broker
+    has aborted its firing: its producer is fenced, and it starts a new life
+    as a new member."""
     schedules = dataclasses.replace(
         schedules, kafka_config={"transaction.timeout.ms": ZOMBIE_TRANSACTION_TIMEOUT_MS}
     )
@@ -115,11 +123,12 @@ def test_a_paused_scheduler_resumed_after_a_takeover_fires_nothing(
             wait_for(lambda: _stats(heir_log)["fired"] > 0, 60, "the heir firing")
             if past_its_transaction_timeout:
                 time.sleep(ZOMBIE_TRANSACTION_TIMEOUT_MS / 1000)  # the stall itself
+            joined = zombie_log.read_text().count("scheduler assigned")
             os.kill(zombie.pid, signal.SIGCONT)
             wait_for(
-                lambda: "has a newer owner" in zombie_log.read_text(),
-                30,
-                "the zombie to go on with its firing and be fenced",
+                lambda: zombie_log.read_text().count("scheduler assigned") > joined,
+                60,
+                "the zombie to go on with its firing, then join again",
                 evidence=lambda: log_tail(zombie_log),
             )
             wait_for(lambda: fired_ids(schedules, target).keys() == set(ids), 120, "all fired")

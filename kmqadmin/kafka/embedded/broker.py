@@ -64,6 +64,11 @@ _SINGLE_NODE = {
     "group.share.min.session.timeout.ms": 6000,
     "group.share.session.timeout.ms": 6000,
     "group.initial.rebalance.delay.ms": 0,
+    # A killed owner's open transaction holds back read_committed readers of
+    # its partitions until it is aborted: once it outlives its timeout (the
+    # session timeout, kafka/ownership/owner_producer.py), at the broker's
+    # next check, every 10 s by default (docs/production.md).
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
     "num.partitions": 1,
     "default.replication.factor": 1,
     "min.insync.replicas": 1,

@@ -2,38 +2,41 @@
 
 A new owner must not act (redeliver, fire) before it has read every record
 written before it took the partition over, or it acts on stale state (kmq
-issue #158 is exactly that). So the owner writes a no-op record of its own,
-in a transaction, right after ``init_transactions`` has fenced the previous
-owner, and is caught up once it reads that record back.
+issue #158 is exactly that). So the owner writes a no-op record of its own
+into each newly assigned partition, in one transaction, and a partition is
+caught up once its record is read back.
 
-That read-back is the proof on Apache Kafka too: ``init_transactions``
-resolved the previous owner's open transaction (aborted, or a commit it had
-begun completed) before it returned, so every record written before the
-barrier sits at a lower offset and is decided, and a ``read_committed``
-reader is handed the barrier only after everything before it. It relies
+That read-back is the proof on Apache Kafka: a ``read_committed`` reader is
+handed the barrier only after every record before it is decided, so a
+transaction the previous owner left open (killed mid-turn) holds the
+barrier back until it is aborted, by the same slot's next
+``init_transactions`` or by its timeout (owned.owner_producer). It relies
 only on the order of one partition's log, not on what an end offset means
 (high watermark or last stable offset, which depends on the asker's
 isolation level and on transactions still being resolved). It costs one
 record per assignment.
 """
 
+from collections.abc import Mapping
+
 from confluent_kafka import KafkaException, Producer
 
 
-def write_barrier(
-    producer: Producer, topic: str, partition: int, key: bytes, value: bytes | None
-) -> int:
-    """Writes the no-op record in its own transaction and returns its offset."""
-    offsets: list[int] = []
+def write_barriers(
+    producer: Producer, topic: str, keys: Mapping[int, bytes], value: bytes | None
+) -> dict[int, int]:
+    """Writes one no-op record per partition of ``keys`` (partition -> key)
+    in one transaction; returns each one's offset."""
+    offsets: dict[int, int] = {}
+
+    def delivered(err: object, msg: object) -> None:
+        if err is None:
+            offsets[msg.partition()] = msg.offset()  # type: ignore[attr-defined]
+
     producer.begin_transaction()
-    producer.produce(
-        topic,
-        key=key,
-        value=value,
-        partition=partition,
-        on_delivery=lambda err, msg: offsets.append(-1 if err else msg.offset()),
-    )
+    for partition, key in keys.items():
+        producer.produce(topic, key=key, value=value, partition=partition, on_delivery=delivered)
     producer.commit_transaction(30)
-    if not offsets or offsets[0] < 0:
-        raise KafkaException(f"barrier record on {topic}/{partition} was not written")
-    return offsets[0]
+    if missing := sorted(keys.keys() - offsets.keys()):
+        raise KafkaException(f"barrier records on {topic} partitions {missing} were not written")
+    return offsets

@@ -1,63 +1,48 @@
-"""Partitions whose transactional producer a newer owner fenced.
+"""What a failed transaction says about the owner's hold on its partitions.
 
-A per-partition transactional id means whoever is assigned the partition
-next fences the previous owner with ``init_transactions``. The fenced one
-must not re-initialise at once: that would fence the new owner back, and
-the two would take turns until the old one's revoke arrives. So a fenced
-partition is dropped and waits: normally the revoke comes within a
-heartbeat or two; if the partition is still assigned after a session
-timeout, something else fenced it (a hand-started process with the same
-id), and the owner takes it back.
+Every transaction an owner commits carries an offset commit with its
+consumer's group metadata (KIP-447), so the broker refuses it once the group
+has moved on: the owner's partitions may be another's now, and nothing the
+transaction wrote lands. Its revoke follows; until then the owner reads the
+partitions afresh. A producer the broker fenced (another process started in
+the same slot, or this one stopped past its transaction timeout) can do
+nothing more: the owner's life ends, and its next one starts clean.
 """
 
-import time
-from collections.abc import Container
+from confluent_kafka import KafkaError, KafkaException
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
-
-# A newer owner's init_transactions fenced the producer, or the group moved on
-# (KIP-447: an offset commit from a stale generation is refused).
-_OWNERSHIP_LOST = {
-    KafkaError._FENCED,
+# The group moved on: an offset commit from a stale generation or member.
+_GROUP_MOVED_ON = {
     KafkaError.ILLEGAL_GENERATION,
     KafkaError.UNKNOWN_MEMBER_ID,
     KafkaError.FENCED_INSTANCE_ID,
     KafkaError.REBALANCE_IN_PROGRESS,
 }
+# The producer's epoch is over: a newer producer of the same transactional id.
+_PRODUCER_FENCED = {
+    KafkaError._FENCED,
+    KafkaError.PRODUCER_FENCED,
+    KafkaError.INVALID_PRODUCER_EPOCH,
+}
 
 
-def is_fenced(exc: KafkaException) -> bool:
-    """Whether ``exc`` says the partition has a newer owner."""
-    return exc.args[0].code() in _OWNERSHIP_LOST
+class ProducerFenced(KafkaException):
+    """The owner's producer can do nothing more; its life must end."""
 
 
-class FencedPartitions:
-    def __init__(self, grace_s: float) -> None:
-        self.grace_s = grace_s
-        self._until: dict[int, float] = {}
+def group_moved_on(exc: KafkaException) -> bool:
+    """Whether ``exc`` says the owner's group generation is over."""
+    error = _error(exc)
+    return error is not None and error.code() in _GROUP_MOVED_ON
 
-    def add(self, partition: int) -> None:
-        self._until.setdefault(partition, time.monotonic() + self.grace_s)
 
-    def discard(self, partition: int) -> None:
-        self._until.pop(partition, None)
+def producer_done(exc: KafkaException) -> bool:
+    """Whether ``exc`` leaves the producer unusable (fenced, or fatal)."""
+    error = _error(exc)
+    return error is not None and (error.fatal() or error.code() in _PRODUCER_FENCED)
 
-    def _expired(self) -> list[int]:
-        """Partitions whose grace has passed, forgotten as they are returned."""
-        if not self._until:
-            return []
-        now = time.monotonic()
-        done = [p for p, until in self._until.items() if until <= now]
-        for p in done:
-            del self._until[p]
-        return done
 
-    def revivable(self, consumer: Consumer, owned: Container[int]) -> list[int]:
-        """Partitions whose grace has passed and that the group still assigns
-        to ``consumer`` but that are not ``owned``: fenced by someone outside
-        the group, so the owner takes them back."""
-        expired = self._expired()
-        if not expired:
-            return []
-        assigned = {tp.partition for tp in consumer.assignment()}
-        return [p for p in expired if p in assigned and p not in owned]
+def _error(exc: KafkaException) -> KafkaError | None:
+    """The client's error; None for one of ours, raised with a message."""
+    first = exc.args[0] if exc.args else None
+    return first if isinstance(first, KafkaError) else None

@@ -1,31 +1,46 @@
-"""What a partition owner owns: the topic it reads, and each partition it is
-assigned with the transactional producer that makes it the only owner."""
+"""What a partition owner owns: the topic it reads in its slot, and the
+partitions it is assigned."""
 
+import os
+import socket
+import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Producer
 
-from kmqadmin.kafka.client.config import producer_config
+def process_slot() -> str:
+    """A name no other process has: hosts that restart an owner under the
+    same name (a Celery worker's node name) pass that instead."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 @dataclass(frozen=True, slots=True)
 class Owned:
-    """What an owner reads and how it joins the group."""
+    """What an owner reads, how it joins the group, and the slot it owns in.
+
+    ``slot`` names this owner among the group's: its transactional id is
+    built from it, so a restarted owner with the same slot aborts the
+    transaction its predecessor left open at once, where one with a new slot
+    leaves it to the transaction timeout.
+    """
 
     bootstrap_servers: str
     topic: str
     group_id: str
     kafka_config: Mapping[str, Any]
+    slot: str = field(default_factory=process_slot)
+
+    @property
+    def transactional_id(self) -> str:
+        return f"kmq-{self.group_id}-{self.slot}"
 
 
 @dataclass(eq=False, kw_only=True)
 class OwnedPartition:
-    """One assigned partition: its fenced producer and how far it is read."""
+    """One assigned partition: how far it is read, and whether it may act."""
 
     partition: int
-    producer: Producer
     catch_up_to: int  # one past the barrier written at assignment
     next_offset: int = 0  # next offset to read
 
@@ -35,21 +50,3 @@ class OwnedPartition:
         then what would cancel an action (an end marker, a schedule's newer
         version) may still be ahead, so nothing acts (kmq issue #158)."""
         return self.next_offset >= self.catch_up_to
-
-
-def fencing_producer(owned: Owned, role: str, partition: int) -> Producer:
-    """The partition's transactional producer, ready: its id,
-    f"kmq-{role}-{topic}-{partition}" (a wire fact), is the same for every
-    owner of the partition, so its ``init_transactions`` has fenced the
-    previous owner and aborted that one's open transaction. Call it first: an
-    offset the previous owner sent in that transaction keeps ``committed()``
-    waiting (KIP-447 stable offsets) until it ends."""
-    producer = Producer(
-        producer_config(
-            owned.bootstrap_servers,
-            transactional_id=f"kmq-{role}-{owned.topic}-{partition}",
-            extra=owned.kafka_config,
-        )
-    )
-    producer.init_transactions(30)
-    return producer

@@ -1,41 +1,40 @@
 """The skeleton of a long-running partition owner (tracker, scheduler).
 
 An owner reads a topic through a consumer group that shares its partitions
-out, and acts on each partition it is assigned with a transactional producer
-of its own whose id is derived from the partition, so whichever process owns
-the partition next fences the previous one (``init_transactions``). What it
-acts on is its subclass's business; this class holds what owning takes:
+out, and acts on the partitions it is assigned with one transactional
+producer, whose transactions carry offset commits with the consumer's group
+metadata, so the broker refuses them once the group has moved on (KIP-447;
+owned.py, fencing.py). What it acts on is its subclass's business; this
+class holds what owning takes:
 
-- on assignment: a fresh producer, ``init_transactions``, then a barrier
-  record (barrier.py); nothing acts on a partition before it has read
-  its barrier back (``OwnedPartition.caught_up``);
-- on revoke or loss: the partition's state dropped, its producer flushed;
-- a producer fenced by a newer owner: the partition dropped, and revived if
-  the group still assigns it after a session timeout (fencing.py);
-- a transaction that failed otherwise: aborted, and the partition owned
-  afresh, unless the abort says the producer was fenced after all;
+- on assignment: a barrier record per new partition, in one transaction
+  (barrier.py); nothing acts on a partition before it has read its barrier
+  back (``OwnedPartition.caught_up``);
+- on revoke or loss: the partition's state dropped;
+- ``_transact``: one transaction over the partitions a turn acts on; one
+  that fails is aborted and its partitions read afresh, and a producer the
+  broker fenced ends the life;
 - the wait in ``consume()``: no longer than until the next thing due;
 - shutdown: every client of this life released, also after a crash.
 """
 
-import contextlib
 import logging
 from abc import abstractmethod
 from collections.abc import Callable
 
 from confluent_kafka import (
     Consumer,
-    KafkaException,
     Message,
+    Producer,
     TopicPartition,
 )
 
 from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.kafka.client.config import consumer_config, session_timeout_s
+from kmqadmin.kafka.client.config import consumer_config
 
-from .fencing import FencedPartitions, is_fenced
 from .owned import Owned, OwnedPartition
+from .owner_producer import OwnerProducer
 from .service import Service
 
 log = logging.getLogger(__name__)
@@ -44,8 +43,8 @@ Rebalanced = Callable[[Consumer, list[TopicPartition]], None]
 
 
 class PartitionOwner[S: OwnedPartition](Service):
-    # In the partitions' transactional ids (owned.fencing_producer).
     role = "owner"
+    barrier_value: bytes | None = None
 
     def __init__(self, owned: Owned, batch_size: int, max_wait: float) -> None:
         super().__init__()
@@ -54,8 +53,8 @@ class PartitionOwner[S: OwnedPartition](Service):
         self.max_wait = max_wait
         self._states: dict[int, S] = {}
         self._consumer: Consumer | None = None
+        self._producer: OwnerProducer | None = None
         self._watch = BrokerWatch()  # each life's consumer gets its own
-        self._fenced = FencedPartitions(session_timeout_s(owned.kafka_config))
         # Assignments received: a count that climbs while nothing else changes
         # is a group that cannot settle (a flapping member, a slow turn).
         self.rebalances = 0
@@ -71,9 +70,15 @@ class PartitionOwner[S: OwnedPartition](Service):
         """One turn of the loop with what consume() returned."""
 
     @abstractmethod
-    def _new_state(self, partition: int) -> S:
-        """The state of a newly owned partition: its ``owned.fencing_producer``,
-        then the barrier (barrier.py) before anything acts on it."""
+    def _barrier(self, partition: int) -> bytes:
+        """The key of the partition's barrier record (its value is
+        ``barrier_value``): a record every reader of the topic takes for a
+        no-op."""
+
+    @abstractmethod
+    def _new_state(self, partition: int, catch_up_to: int) -> S:
+        """The state of a newly owned partition whose barrier is at
+        ``catch_up_to - 1``."""
 
     @abstractmethod
     def _next_wake(self, state: S) -> int | None:
@@ -110,6 +115,8 @@ class PartitionOwner[S: OwnedPartition](Service):
             )
         )
         try:
+            # First: it aborts what this slot's previous life left open.
+            self._producer = OwnerProducer(owned)
             self._open()
             self._consumer.subscribe(
                 [owned.topic],
@@ -157,11 +164,20 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.rebalances += 1
-        for tp in partitions:
-            self._fenced.discard(tp.partition)
-            self._states[tp.partition] = self._new_state(tp.partition)
+        self._own([tp.partition for tp in partitions])
         self._assigned(consumer, partitions)
         log.info("%s assigned %s", self.role, sorted(tp.partition for tp in partitions))
+
+    def _own(self, partitions: list[int]) -> None:
+        """New states for ``partitions``, behind one transaction of barriers."""
+        if not partitions:
+            return
+        assert self._producer is not None
+        keys = {p: self._barrier(p) for p in partitions}
+        barriers = self._producer.barriers(self.owned.topic, keys, self.barrier_value)
+        for p in partitions:
+            self._forget(p)
+            self._states[p] = self._new_state(p, barriers[p] + 1)
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """After the new partitions' states are built; the consumer reads
@@ -175,56 +191,27 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     def _drop(self, partitions: list[int]) -> None:
         for p in partitions:
-            self._fenced.discard(p)
-            state = self._states.pop(p, None)
-            if state is not None:
-                with contextlib.suppress(KafkaException):  # a fenced producer raises
-                    state.producer.flush(5)
+            self._states.pop(p, None)
             self._forget(p)
 
-    def _fenced_out(self, state: S, exc: KafkaException) -> None:
-        """A newer owner fenced the partition's producer: drop the partition
-        and wait for its revoke (see fencing.py)."""
-        p = state.partition
-        log.warning("partition %d has a newer owner (%s); dropping it", p, exc.args[0])
-        with contextlib.suppress(KafkaException):
-            state.producer.abort_transaction(5)
-        self._drop([p])
-        self._fenced.add(p)
+    def _transact(
+        self, partitions: list[int], offsets: list[TopicPartition], act: Callable[[Producer], None]
+    ) -> bool:
+        """One transaction over ``partitions`` (owner_producer.py); False
+        when it was aborted, and the caller undoes what it took out of its
+        states."""
+        assert self._producer is not None and self._consumer is not None
+        return self._producer.transact(offsets, self._consumer.consumer_group_metadata(), act)
 
-    def _start_over(self, state: S, exc: KafkaException) -> None:
-        """A transaction on the partition failed (``exc``), not by a fence:
-        abort it and own the partition afresh. A zombie (a process stopped
-        past its transaction timeout, then resumed) sees its records time out
-        first and hears of the new owner only from the abort: then it drops
-        the partition like any fenced one. A new producer would fence the new
-        owner back."""
-        p = state.partition
-        log.warning("transaction on partition %d failed (%s); starting it over", p, exc.args[0])
-        try:
-            state.producer.abort_transaction(10)
-        except KafkaException as abort:
-            if is_fenced(abort):
-                self._fenced_out(state, abort)
-                return
-            log.warning("abort on partition %d: %s", p, abort.args[0])
-        self._restart(p)
-
-    def _restart(self, partition: int) -> None:
-        """Owns the partition afresh: a new producer (fencing whoever holds the
-        id), a new barrier, and the partition read again from its start point."""
+    def _restart(self, partitions: list[int]) -> None:
+        """Owns ``partitions`` afresh: new barriers, and each read again from
+        its start point."""
         assert self._consumer is not None
-        self._forget(partition)
-        fresh = self._states[partition] = self._new_state(partition)
-        self._consumer.seek(TopicPartition(self.owned.topic, partition, self._read_from(fresh)))
-
-    def _revive_fenced(self) -> None:
-        """A fenced partition still assigned after the grace was fenced by
-        someone outside the group: take it back (see fencing.py)."""
-        assert self._consumer is not None
-        for p in self._fenced.revivable(self._consumer, self._states):
-            log.warning("partition %d still ours after a fence; taking it back", p)
-            self._restart(p)
+        owned = [p for p in partitions if p in self._states]
+        self._own(owned)
+        for p in owned:
+            start = self._read_from(self._states[p])
+            self._consumer.seek(TopicPartition(self.owned.topic, p, start))
 
     def _shutdown(self) -> None:
         """Releases this life's clients, also after a crash, so a restart
@@ -242,8 +229,8 @@ class PartitionOwner[S: OwnedPartition](Service):
                 finally:
                     self._consumer.close()
         finally:
-            for state in self._states.values():
-                state.producer.flush(5)
             self._states.clear()
             self._close()
-            self._consumer = None
+            if self._producer is not None:
+                self._producer.flush(5)
+            self._consumer = self._producer = None

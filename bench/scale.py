@@ -9,16 +9,19 @@ down) and reports:
 
 - ``owned_s``: from starting the trackers until every partition is owned
   and caught up (its barrier read back);
-- ``threads``, ``sockets``, ``rss_mb``: what the process holds then, less
-  what it held before the first tracker started;
 - ``idle_cpu_pct``: the process's CPU over 5 s with nothing to do;
+- ``threads``, ``sockets``, ``rss_mb``: what the process holds after those
+  5 s, less what it held before the first tracker started;
 - ``settle``: ``--settle`` messages sent over the queues and acked by a
   worker per queue; seconds until every tracker has seen every ack (in
   flight 0, nothing redelivered);
-- ``threads_left``, ``sockets_left``: after every tracker was stopped.
+- ``threads_left``, ``sockets_left``: after every tracker was stopped (and
+  up to 5 s for a thread that ends on its own).
 
 Beside it, the same process shape for the plain baseline: one consumer group
 over the same markers topics (``plain``: its join time, threads, sockets).
+Then ``recovery`` (bench/recovery.py): how long a killed owner's open
+transaction holds back read_committed readers, for both ownership designs.
 """
 
 import argparse
@@ -39,12 +42,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer
 
 from bench.common import report, rss_bytes
+from bench.recovery import recovery
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 
 IDLE_S = 5.0
 OWN_TIMEOUT_S = 180.0
 SETTLE_TIMEOUT_S = 120.0
+LEFT_WITHIN_S = 5.0
 
 
 def threads() -> int:
@@ -146,6 +151,9 @@ def trackers_shape(bootstrap: str, queues: int, partitions: int, total: int) -> 
     shape = {"queues": queues, "partitions": partitions}
     result = shape | run_trackers(configs, partitions, base, total)
     gc.collect()  # what only the collector would free is not left behind
+    # A thread that ends on its own (the idle-clients pump, within a second
+    # of its last client) is not left behind either.
+    wait(lambda: threads() <= base["threads"], LEFT_WITHIN_S)
     left = held(base)
     return result | {"threads_left": left["threads"], "sockets_left": left["sockets"]}
 
@@ -159,12 +167,15 @@ def run_trackers(
         tracker.start()
     try:
         owned = wait(lambda: all(owns_all(t, partitions) for t in trackers), OWN_TIMEOUT_S)
-        result: dict = {"owned_s": owned} | held(base)
+        result: dict = {"owned_s": owned}
         if owned is not None:
             before = cpu_s()
             time.sleep(IDLE_S)
             result["idle_cpu_pct"] = round(100 * (cpu_s() - before) / IDLE_S, 1)
+            result |= held(base)  # once every client has talked to the broker
             result["settle"] = settle(configs, trackers, total)
+        else:
+            result |= held(base)
         return result | {"restarts": sum(t.restarts for t in trackers)}
     finally:
         for tracker in trackers:
@@ -241,5 +252,11 @@ if __name__ == "__main__":
     parser.add_argument("--queues", type=_ints, default=[1, 10, 40])
     parser.add_argument("--partitions", type=_ints, default=[6, 24, 96])
     parser.add_argument("--settle", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3, help="kills per recovery case")
     args = parser.parse_args()
-    report({"scale": scale(args.queues, args.partitions, args.settle)})
+    report(
+        {
+            "scale": scale(args.queues, args.partitions, args.settle),
+            "recovery": recovery(args.rounds),
+        }
+    )

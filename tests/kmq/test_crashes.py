@@ -461,6 +461,45 @@ def test_a_tracker_restarted_in_its_slot_aborts_what_it_left_open_at_once(
         kill9(tracker)
 
 
+def test_a_tracker_fenced_mid_turn_commits_none_of_what_it_took_out(queue: QueueConfig) -> None:
+    """Fenced between taking due messages out of its states and committing
+    their redelivery (another producer took its slot's transactional id),
+    the tracker's life ends with that transaction refused. Its last words
+    and its revoke must not commit those messages as done: the next life
+    redelivers every one of them, once."""
+    queue = dataclasses.replace(queue, message_timeout_ms=3000, max_redeliveries=1000)
+    n = 300
+    tracker = RedeliveryTracker(queue, slot="fenced")
+    tracker.start()
+    try:
+        wait_for(
+            lambda: tracker.owned_partitions() == (0, 1, 2) and not tracker.loading_partitions(),
+            30,
+            "the tracker to own every partition",
+        )
+        send(queue, n)
+        with QueueClient(queue) as client:
+            first = poll_until(client, n)  # started, never acked: due in 3 s
+            rogue = Producer(
+                producer_config(queue.bootstrap_servers, tracker.owned.transactional_id)
+            )
+            rogue.init_transactions(30)  # the tracker's producer is fenced
+            again: Counter[bytes] = Counter()
+
+            def every_one_redelivered() -> bool:
+                for m in client.poll(500, 0.2):
+                    client.ack(m)
+                    again[m.value] += 1
+                return len(again) >= n
+
+            wait_for(every_one_redelivered, 60, f"{n} redeliveries")
+        assert tracker.restarts >= 1  # the fence ended a life
+        assert set(again) == {m.value for m in first}
+        assert max(again.values()) == 1, again.most_common(3)
+    finally:
+        tracker.stop()
+
+
 def _assignments(log: Path) -> int:
     """How many times the process's tracker was assigned partitions."""
     return log.read_text().count("tracker assigned")

@@ -12,8 +12,8 @@ class holds what owning takes:
   back (``OwnedPartition.caught_up``);
 - on revoke or loss: the partition's state dropped;
 - ``_transact``: one transaction over the partitions a turn acts on; one
-  that fails is aborted and its partitions read afresh, and a producer the
-  broker fenced ends the life;
+  that fails is aborted and the subclass takes back what it took out, and
+  a producer that can do nothing more ends the life, committing nothing;
 - the wait in ``consume()``: no longer than until the next thing due;
 - shutdown: every client of this life released, also after a crash.
 """
@@ -127,6 +127,12 @@ class PartitionOwner[S: OwnedPartition](Service):
             while not self._stop.is_set():
                 self._watch.raise_if_lost()  # the service starts a new life
                 self._turn(self._consumer.consume(self.batch_size, self._wait_time()))
+        except BaseException:
+            # A turn may have taken work out of its states for a transaction
+            # that never committed: nothing of this life is committed now
+            # (the revoke in close() and _last_words() find no state).
+            self._states.clear()
+            raise
         finally:
             self._shutdown()
 

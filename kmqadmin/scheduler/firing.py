@@ -4,8 +4,8 @@ The transaction holds the target records and the tombstones of their
 schedules, so a schedule fires once: a crash before the commit leaves
 neither visible, and the next owner fires it again. It also commits each
 fired partition's read position with the group's metadata: what fences an
-owner the group has moved on from (kafka/ownership/fencing.py). The group
-is otherwise used for assignment only, and nothing reads those offsets.
+owner the group has moved on from (kafka/ownership/fencing.py); no owner
+reads from those offsets (each reads its partitions from the start).
 """
 
 from collections.abc import Iterable
@@ -46,10 +46,22 @@ class Firing:
             self.state.arm(key, entry)
 
 
-def due(states: Iterable[PartitionState], now: int) -> list[Firing]:
-    """What is due at ``now`` on every caught-up partition."""
-    return [
-        Firing(state, entries)
+def due(states: Iterable[PartitionState], now: int, budget: int) -> list[Firing]:
+    """Up to ``budget`` schedules due at ``now`` on the caught-up partitions,
+    the most overdue partition first. The budget keeps a turn's transaction
+    well inside its timeout (the session timeout) after a backlog; the rest
+    is due at once, so the next turn follows without a wait."""
+    ready = [
+        (first, state)
         for state in states
-        if state.caught_up and (entries := state.take_due(now))
+        if state.caught_up and (first := state.first_due()) is not None and first <= now
     ]
+    ready.sort(key=lambda pair: pair[0])
+    firings = []
+    for _, state in ready:
+        if budget <= 0:
+            break
+        if entries := state.take_due(now, budget):
+            firings.append(Firing(state, entries))
+            budget -= len(entries)
+    return firings

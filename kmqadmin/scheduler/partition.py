@@ -25,8 +25,8 @@ class Armed:
 
 @dataclass(eq=False, kw_only=True)
 class PartitionState(OwnedPartition):
-    """The held schedules (store), the few read back and about to fire (armed),
-    and (owning the partition) the transactional producer that fires them."""
+    """The held schedules (store) and the few read back and about to fire
+    (armed); the owner's producer fires them (scheduler.py)."""
 
     store: ScheduleStore = field(default_factory=ScheduleStore)
     # Taken from the store, their read back under way: key -> (deadline, offset).
@@ -45,11 +45,16 @@ class PartitionState(OwnedPartition):
         self.armed[key] = entry
         heapq.heappush(self.armed_heap, (entry.deadline, entry.offset, key))
 
-    def take_due(self, now: int) -> list[tuple[Key, Armed]]:
-        """The armed schedules due at ``now``; they stay armed until fired."""
+    def first_due(self) -> int | None:
+        """The deadline of the earliest armed schedule (perhaps since updated)."""
+        return self.armed_heap[0][0] if self.armed_heap else None
+
+    def take_due(self, now: int, limit: int) -> list[tuple[Key, Armed]]:
+        """Up to ``limit`` armed schedules due at ``now``, earliest first;
+        they stay armed until fired."""
         heap, armed = self.armed_heap, self.armed
-        due = []
-        while heap and heap[0][0] <= now:
+        due: list[tuple[Key, Armed]] = []
+        while heap and heap[0][0] <= now and len(due) < limit:
             _, offset, key = heapq.heappop(heap)
             entry = armed.get(key)
             if entry is not None and entry.offset == offset:  # else updated meanwhile
@@ -58,7 +63,7 @@ class PartitionState(OwnedPartition):
 
     def next_wake(self, lookahead: int) -> int | None:
         """When the loop must next fire, or ask for a read, for this partition."""
-        wake = [self.armed_heap[0][0]] if self.armed_heap else []
+        wake = [first] if (first := self.first_due()) is not None else []
         if not self.reading and (deadline := self.store.next_deadline()) is not None:
             wake.append(deadline - lookahead)
         return min(wake) if wake else None

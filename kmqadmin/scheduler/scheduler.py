@@ -1,12 +1,13 @@
 """Scheduler: fires schedule records at their time, each exactly once.
 
-Partitions of the schedules topic are shared through a consumer group; the
-group is used for assignment only and never commits, because the schedules
-themselves live in the (compacted) topic: an owner reads its partitions from
-the start. Per partition it keeps a ScheduleStore and a transactional producer
-whose id is derived from the partition, so the next owner fences the previous
-one (kafka/ownership/partition_owner.py). Firing is one transaction: the
-target records and the tombstones of their schedules (scheduler/firing.py).
+Partitions of the schedules topic are shared through a consumer group. The
+schedules themselves live in the (compacted) topic, so an owner reads its
+partitions from the start; the offsets its firings commit are there to
+fence it once the group has moved on (kafka/ownership/fencing.py), and no
+one reads from them. Per partition it keeps a ScheduleStore; the owner's one
+transactional producer fires every due partition in one transaction per
+turn: the target records and the tombstones of their schedules
+(scheduler/firing.py, kafka/ownership/owner_producer.py).
 
 Nothing fires on a partition before the owner has read every record that
 was there when it took over (a barrier record it wrote itself tells it so):
@@ -107,7 +108,7 @@ class Scheduler(PartitionOwner[PartitionState]):
         """Reads schedules, fires what is due, moves the horizon."""
         assert self._horizon is not None
         self._apply_batch(records)
-        if due := firing.due(list(self._states.values()), now_ms()):
+        if due := firing.due(list(self._states.values()), now_ms(), self.batch_size):
             self._fire(due)
         self._arm_read()
         assert self._read_ahead is not None

@@ -3,7 +3,7 @@
 A TrackedPartition is the open set (which messages are out, and until when),
 the reasons of the rejected ones, and the offsets that make the commit
 point. It applies markers as decoded records and is tested without a broker;
-the tracker adds the transactional producer that owning the partition takes.
+the tracker (tracker.py) owns the Kafka clients.
 
 ``apply_batch`` is the tracker's hot loop. Start and end markers, nearly all
 of the traffic, take an inlined path that builds no object per marker; every

@@ -41,7 +41,7 @@ def watch(client: Idle) -> None:
     global _pump
     with _lock:
         _watched.add(client)
-        if _pump is None:
+        if _pump is None or not _pump.is_alive():  # also one a client's error ended
             _pump = threading.Thread(target=_serve, name="kmq-idle-clients", daemon=True)
             _pump.start()
 

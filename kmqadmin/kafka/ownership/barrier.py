@@ -10,7 +10,7 @@ That read-back is the proof on Apache Kafka: a ``read_committed`` reader is
 handed the barrier only after every record before it is decided, so a
 transaction the previous owner left open (killed mid-turn) holds the
 barrier back until it is aborted, by the same slot's next
-``init_transactions`` or by its timeout (owned.owner_producer). It relies
+``init_transactions`` or by its timeout (owner_producer.py). It relies
 only on the order of one partition's log, not on what an end offset means
 (high watermark or last stable offset, which depends on the asker's
 isolation level and on transactions still being resolved). It costs one

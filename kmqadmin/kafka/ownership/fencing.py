@@ -3,10 +3,12 @@
 Every transaction an owner commits carries an offset commit with its
 consumer's group metadata (KIP-447), so the broker refuses it once the group
 has moved on: the owner's partitions may be another's now, and nothing the
-transaction wrote lands. Its revoke follows; until then the owner reads the
-partitions afresh. A producer the broker fenced (another process started in
-the same slot, or this one stopped past its transaction timeout) can do
-nothing more: the owner's life ends, and its next one starts clean.
+transaction wrote lands. Its revoke follows; until then the owner takes
+back what the transaction took out of its states (the tracker reads the
+partitions afresh, the scheduler re-arms what it fired). A producer that can
+do nothing more (fenced by another process started in the same slot, or by
+its own transaction's timeout; or failed fatally) ends the owner's life, and
+its next one starts clean.
 """
 
 from confluent_kafka import KafkaError, KafkaException

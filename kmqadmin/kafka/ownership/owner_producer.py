@@ -70,7 +70,7 @@ class OwnerProducer:
 
     def _abort(self, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):
-            raise ProducerFenced(exc.args[0])
+            raise ProducerFenced(exc.args[0]) from exc
         try:
             self._producer.abort_transaction(10)
         except KafkaException as abort:

@@ -43,6 +43,7 @@ from confluent_kafka import Consumer
 
 from bench.common import report, rss_bytes
 from bench.recovery import recovery
+from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 
@@ -144,11 +145,19 @@ def settle(configs: list[QueueConfig], trackers: list[RedeliveryTracker], total:
     }
 
 
-def trackers_shape(bootstrap: str, queues: int, partitions: int, total: int) -> dict:
+def delete_queues(configs: list[QueueConfig]) -> None:
+    """A shape's topics go once it is measured: the next shapes' broker
+    holds only theirs (40 x 96 is 11,520 partitions already)."""
+    admin = admin_client(configs[0].bootstrap_servers)
+    names = [name for config in configs for name in config.topics()]
+    for future in admin.delete_topics(names, operation_timeout=60).values():
+        future.result()
+
+
+def trackers_shape(configs: list[QueueConfig], partitions: int, total: int) -> dict:
     """One process's figures for Q trackers of P partitions (runs in a child)."""
-    configs = new_queues(bootstrap, queues, partitions)
     base = baseline()
-    shape = {"queues": queues, "partitions": partitions}
+    shape = {"queues": len(configs), "partitions": partitions}
     result = shape | run_trackers(configs, partitions, base, total)
     gc.collect()  # what only the collector would free is not left behind
     # A thread that ends on its own (the idle-clients pump, within a second
@@ -186,9 +195,9 @@ def owns_all(tracker: RedeliveryTracker, partitions: int) -> bool:
     return len(tracker.owned_partitions()) == partitions and not tracker.loading_partitions()
 
 
-def plain_shape(bootstrap: str, queues: int, partitions: int) -> dict:
-    """One consumer group over the same number of markers topics, joined and assigned."""
-    configs = new_queues(bootstrap, queues, partitions)
+def plain_shape(configs: list[QueueConfig], partitions: int) -> dict:
+    """One consumer group over the same markers topics, joined and assigned."""
+    queues, bootstrap = len(configs), configs[0].bootstrap_servers
     base = baseline()
     consumer = Consumer(consumer_config(bootstrap, f"scale-plain-{uuid.uuid4().hex[:6]}"))
     assigned: list[int] = []
@@ -232,10 +241,14 @@ def scale(queues: list[int], partitions: list[int], total: int) -> Callable[[str
         rows = []
         for q in queues:
             for p in partitions:
-                row = {
-                    "trackers": in_child(trackers_shape, bootstrap, q, p, total),
-                    "plain": in_child(plain_shape, bootstrap, q, p),
-                }
+                configs = new_queues(bootstrap, q, p)
+                try:
+                    row = {
+                        "trackers": in_child(trackers_shape, configs, p, total),
+                        "plain": in_child(plain_shape, configs, p),
+                    }
+                finally:
+                    delete_queues(configs)
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 rows.append(row)
         return rows

@@ -122,7 +122,6 @@ def spread(bootstrap: str, n: int, seconds: float) -> dict:
         "over_s": seconds,
         "scheduler": summary(late),
         "plain_sleeping_producer": summary(floor),
-        "target_p99_ms": 25,  # issue 13: p99 < 25 ms for 100,000 over 60 s
     }
 
 
@@ -257,6 +256,8 @@ def commit_floor(bootstrap: str, records: int, n: int = 500) -> dict:
         "transactions": n,
         "schedule_records_scanned": records,
         "plain_commit_idle": quantiles(idle),
+        # Issue 28: the lateness section's p99 at most one commit's p99 + 15 ms.
+        "lateness_target_p99_ms": round(quantiles(idle)["p99_ms"] + 15, 1),
         "plain_commit_while_scanning": quantiles(scanning),
     }
 

@@ -7,8 +7,9 @@ transaction wrote lands. Its revoke follows; until then the owner takes
 back what the transaction took out of its states (the tracker reads the
 partitions afresh, the scheduler re-arms what it fired). A producer that can
 do nothing more (fenced by another process started in the same slot, or by
-its own transaction's timeout; or failed fatally) ends the owner's life, and
-its next one starts clean.
+its own transaction's timeout; failed fatally; or left without an answer
+for the transaction's life) ends the owner's life, and its next one starts
+clean, with new clients.
 """
 
 from confluent_kafka import KafkaError, KafkaException
@@ -42,6 +43,12 @@ def producer_done(exc: KafkaException) -> bool:
     """Whether ``exc`` leaves the producer unusable (fenced, or fatal)."""
     error = _error(exc)
     return error is not None and (error.fatal() or error.code() in _PRODUCER_FENCED)
+
+
+def timed_out(exc: KafkaException) -> bool:
+    """Whether ``exc`` is a call that got no answer in time."""
+    error = _error(exc)
+    return error is not None and error.code() == KafkaError._TIMED_OUT
 
 
 def _error(exc: KafkaException) -> KafkaError | None:

@@ -21,7 +21,7 @@ from confluent_kafka import KafkaException, Producer, TopicPartition
 from kmqadmin.kafka.client.config import producer_config, session_timeout_s
 
 from .barrier import write_barriers
-from .fencing import ProducerFenced, group_moved_on, producer_done
+from .fencing import ProducerFenced, group_moved_on, producer_done, timed_out
 from .owned import Owned
 
 log = logging.getLogger(__name__)
@@ -31,13 +31,14 @@ class OwnerProducer:
     def __init__(self, owned: Owned) -> None:
         """Ready to use: ``init_transactions`` has returned."""
         timeout_ms = int(session_timeout_s(owned.kafka_config) * 1000)
-        self._producer = Producer(
-            producer_config(
-                owned.bootstrap_servers,
-                transactional_id=owned.transactional_id,
-                extra={"transaction.timeout.ms": timeout_ms, **owned.kafka_config},
-            )
+        config = producer_config(
+            owned.bootstrap_servers,
+            transactional_id=owned.transactional_id,
+            extra={"transaction.timeout.ms": timeout_ms, **owned.kafka_config},
         )
+        # A transaction is dead after this anyway: the broker aborts it.
+        self._timeout_s = int(config["transaction.timeout.ms"]) / 1000
+        self._producer = Producer(config)
         self._producer.init_transactions(30)
 
     def barriers(
@@ -61,7 +62,9 @@ class OwnerProducer:
         try:
             producer.begin_transaction()
             act(producer)
-            producer.send_offsets_to_transaction(offsets, group_metadata)
+            # Never without a timeout: librdkafka's default waits forever,
+            # and a scheduler whose group coordinator was killed did (ci31).
+            producer.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
             producer.commit_transaction(30)
         except KafkaException as exc:
             self._abort(offsets, exc)
@@ -75,6 +78,11 @@ class OwnerProducer:
             self._producer.abort_transaction(10)
         except KafkaException as abort:
             raise ProducerFenced(abort.args[0]) from exc
+        if timed_out(exc):
+            # A coordinator that did not answer within the transaction's life
+            # may be one this client never reaches again (a broker gone,
+            # librdkafka #5511): a new life asks the cluster afresh.
+            raise ProducerFenced(exc.args[0]) from exc
         where = sorted({f"{tp.topic}/{tp.partition}" for tp in offsets})
         if group_moved_on(exc):
             log.info("transaction on %s aborted: the group moved on (%s)", where, exc)

@@ -10,7 +10,10 @@ log on three replicas. Each test prints its timeline as JSON.
 import dataclasses
 import json
 import random
+import sys
+import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -89,6 +92,22 @@ class ApiProbe:
             assert took < 3, self.answers
             assert status == 200 or (status == 503 and retry_after), self.answers
         assert self.answers[-1][0] == 200, self.answers
+
+
+def owners_now(*owners: RedeliveryTracker | Scheduler) -> Callable[[], str]:
+    """Evidence for a wait on owners: each one's stats and the stacks of
+    the threads of this process that are neither the test's nor idle."""
+
+    def told() -> str:
+        lines = [repr(owner.stats()) for owner in owners]
+        frames = sys._current_frames()
+        for thread in threading.enumerate():
+            if thread.name.startswith("kmq") and thread.ident in frames:
+                stack = "".join(traceback.format_stack(frames[thread.ident])[-6:])
+                lines.append(f"--- thread {thread.name}\n{stack}")
+        return "\n".join(lines)
+
+    return told
 
 
 class Timeline:
@@ -211,7 +230,13 @@ def test_leaders_of_the_dlq_and_schedules_killed_mid_redelivery_and_fire(
 
                 def work() -> None:
                     target = min(upto, letters_seen + half // 3)
-                    wait_for(lambda: dead_lettered(target), 180, f"{target} letters", every=0)
+                    wait_for(
+                        lambda: dead_lettered(target),
+                        180,
+                        f"{target} letters",
+                        every=0,
+                        evidence=owners_now(tracker, scheduler),
+                    )
                     timeline.note("dead-lettered", count=letters_seen)
 
                 return work

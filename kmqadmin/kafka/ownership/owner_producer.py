@@ -14,6 +14,7 @@ default), and the new owner's barrier (barrier.py) waits for that.
 """
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
@@ -40,6 +41,7 @@ class OwnerProducer:
         self._timeout_s = int(config["transaction.timeout.ms"]) / 1000
         self._producer = Producer(config)
         self._producer.init_transactions(30)
+        self._hung = False  # a call of its own never returned (_send_offsets)
 
     def barriers(
         self, topic: str, keys: Mapping[int, bytes], value: bytes | None
@@ -62,14 +64,39 @@ class OwnerProducer:
         try:
             producer.begin_transaction()
             act(producer)
-            # Never without a timeout: librdkafka's default waits forever,
-            # and a scheduler whose group coordinator was killed did (ci31).
-            producer.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
+            self._send_offsets(offsets, group_metadata)
             producer.commit_transaction(30)
+        except ProducerFenced:
+            raise
         except KafkaException as exc:
             self._abort(offsets, exc)
             return False
         return True
+
+    def _send_offsets(self, offsets: list[TopicPartition], group_metadata: object) -> None:
+        """``send_offsets_to_transaction``, given up on after the
+        transaction's life. librdkafka ignores that call's timeout while the
+        group coordinator it knows is gone (issues #5456 and #5511): a tracker
+        whose coordinator was killed waited on it for as long as the broker
+        stayed down. The call runs on a thread of its own, so the owner can
+        walk away; its producer is then done (a new life fences it as it
+        starts, so the call, if it ever ends, commits nothing)."""
+        failed: list[KafkaException] = []
+
+        def send() -> None:
+            try:
+                self._producer.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
+            except KafkaException as exc:
+                failed.append(exc)
+
+        call = threading.Thread(target=send, name="kmq-send-offsets", daemon=True)
+        call.start()
+        call.join(self._timeout_s + 1)
+        if call.is_alive():
+            self._hung = True
+            raise ProducerFenced(f"no answer to send_offsets_to_transaction in {self._timeout_s} s")
+        if failed:
+            raise failed[0]
 
     def _abort(self, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):
@@ -90,4 +117,5 @@ class OwnerProducer:
             log.warning("transaction on %s failed (%s); aborted", where, exc)
 
     def flush(self, timeout: float) -> None:
-        self._producer.flush(timeout)
+        if not self._hung:  # else nothing it holds can land: it is fenced
+            self._producer.flush(timeout)

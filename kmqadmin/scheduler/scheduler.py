@@ -228,8 +228,8 @@ class Scheduler(PartitionOwner[PartitionState]):
     def _barrier(self, partition: int) -> bytes:
         return BARRIER_KEY
 
-    def _new_state(self, partition: int, catch_up_to: int) -> PartitionState:
-        return PartitionState(partition=partition, catch_up_to=catch_up_to)
+    def _new_states(self, catch_up_to: dict[int, int]) -> dict[int, PartitionState]:
+        return {p: PartitionState(partition=p, catch_up_to=end) for p, end in catch_up_to.items()}
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

@@ -76,9 +76,10 @@ class PartitionOwner[S: OwnedPartition](Service):
         no-op."""
 
     @abstractmethod
-    def _new_state(self, partition: int, catch_up_to: int) -> S:
-        """The state of a newly owned partition whose barrier is at
-        ``catch_up_to - 1``."""
+    def _new_states(self, catch_up_to: dict[int, int]) -> dict[int, S]:
+        """The states of newly owned partitions, each one's barrier at
+        ``catch_up_to[partition] - 1``; built together, so that what they
+        ask the cluster is one request for them all, not one per partition."""
 
     @abstractmethod
     def _next_wake(self, state: S) -> int | None:
@@ -183,7 +184,7 @@ class PartitionOwner[S: OwnedPartition](Service):
         barriers = self._producer.barriers(self.owned.topic, keys, self.barrier_value)
         for p in partitions:
             self._forget(p)
-            self._states[p] = self._new_state(p, barriers[p] + 1)
+        self._states.update(self._new_states({p: barriers[p] + 1 for p in partitions}))
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """After the new partitions' states are built; the consumer reads

@@ -116,15 +116,17 @@ class PartitionOwner[S: OwnedPartition](Service):
             )
         )
         try:
-            # First: it aborts what this slot's previous life left open.
-            self._producer = OwnerProducer(owned)
-            self._open()
+            # The group is joined while the producer starts; nothing is acted
+            # on before consume() hands over an assignment, and by then the
+            # producer has aborted what this slot's previous life left open.
             self._consumer.subscribe(
                 [owned.topic],
                 on_assign=self._on_assign,
                 on_revoke=self._if_current(self._on_revoke),
                 on_lost=self._if_current(self._on_lost),
             )
+            self._producer = OwnerProducer(owned)
+            self._open()
             while not self._stop.is_set():
                 self._watch.raise_if_lost()  # the service starts a new life
                 self._turn(self._consumer.consume(self.batch_size, self._wait_time()))

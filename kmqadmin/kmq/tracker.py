@@ -209,6 +209,13 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         for tp in offsets:
             self._states[tp.partition].committed = tp.offset
 
+    def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Each read from where _new_states found it starts, so the consumer
+        does not ask the coordinator (busy with every owner's join) again."""
+        for tp in partitions:
+            tp.offset = self._states[tp.partition].next_offset
+        consumer.assign(partitions)
+
     def _barrier(self, partition: int) -> bytes:
         """An end marker for offset -1: no tracker (kmq's included) can take
         it for a message."""

@@ -18,7 +18,7 @@ while no scheduler ran fire right after it.
 import heapq
 import logging
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader
@@ -26,14 +26,13 @@ from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.ownership.owned import Owned, process_slot
 from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
-from . import firing, wire
+from . import firing, live_records
 from .config import SchedulerConfig
 from .lateness import Lateness
 from .partition import PartitionState
 from .read_ahead import ReadAhead
 from .rescan import Horizon
 from .stats import PlannedSchedule, SchedulerStats
-from .store import key_hash
 from .targets import Targets
 
 log = logging.getLogger(__name__)
@@ -131,40 +130,14 @@ class Scheduler(PartitionOwner[PartitionState]):
     # --- reading schedules -----------------------------------------------
 
     def _apply_batch(self, records: list[KafkaMessage]) -> None:
-        """Latest version wins: a valid record due within the horizon is held
-        (replacing its key's older version), anything else removes the key."""
+        """Latest version wins (live_records.py)."""
         assert self._horizon is not None
-        states, horizon_end, rescan = self._states, self._horizon.end, self._horizon.rescan
-        for record in records:
-            if (error := record.error()) is not None:
-                if error.code() != KafkaError._PARTITION_EOF:
-                    log.warning("schedules consumer: %s", error)
-                continue
-            state = states.get(record.partition())
-            if state is None:
-                continue
-            offset, key = record.offset(), record.key()
-            state.next_offset = offset + 1
-            if key is None:
-                self._skip(record, "no key (a schedule's key is its id)")
-                continue
-            if key == BARRIER_KEY:
-                continue
-            hashed = key_hash(key)
-            deadline = None
-            if record.value() is not None:
-                try:
-                    deadline = wire.deadline(wire.headers_of(record))
-                except wire.ScheduleError as exc:
-                    self._skip(record, str(exc))
-                    continue
-            state.forget(hashed)
-            if rescan is not None:
-                rescan.touched(state.partition, hashed)
-            if deadline is not None and deadline < horizon_end:
-                state.store.put(*hashed, deadline, offset)
-            else:
-                state.store.remove(*hashed)
+        rescan = self._horizon.rescan
+        touched = None if rescan is None else rescan.touched
+        for error in live_records.apply_batch(
+            self._states, records, self._horizon.end, BARRIER_KEY, self._skip, touched
+        ):
+            log.warning("schedules consumer: %s", error)
 
     def _skip(self, record: KafkaMessage, why: str) -> None:
         self._skipped += 1

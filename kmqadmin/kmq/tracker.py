@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from functools import partial
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.topics import topic_partitions
@@ -23,19 +23,14 @@ from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition, process_slot
 from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
 from . import markers
-from .closed_offsets import ClosedOffsets
 from .config import QueueConfig
 from .open_set import OpenSet
 from .redeliverer import DueBatch, Redeliverer
+from .start_points import start_points
 from .stats import TrackerStats
 from .tracked_partition import TrackedPartition, apply_batch
 
 log = logging.getLogger(__name__)
-
-# committed() waits (KIP-447 stable offsets) while a transaction that commits
-# the partition's offset is open: a dead owner's, until the broker aborts it
-# (its transaction timeout, then up to the broker's 10 s cleanup interval).
-COMMITTED_TIMEOUT_S = 30
 
 
 @dataclass(eq=False, kw_only=True)
@@ -222,39 +217,19 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         return markers.encode_key(partition, -1)
 
     def _new_states(self, catch_up_to: dict[int, int]) -> dict[int, MarkersPartition]:
-        """Each read from its committed offset (the oldest start marker still
-        open), knowing what the previous owner had closed
-        (closed_offsets.py); a partition never committed, from its log's
-        start. One offset fetch and one offset lookup for them all: an owner
-        of 96 partitions asking per partition took two seconds to start."""
+        """Each read from its start point (start_points.py)."""
         assert self._consumer is not None
-        topic = self.config.markers_topic
-        asked = [TopicPartition(topic, p) for p in sorted(catch_up_to)]
-        committed = self._consumer.committed(asked, timeout=COMMITTED_TIMEOUT_S)
-        starts = {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
-        starts.update(self._log_starts([tp.partition for tp in committed if tp.offset < 0]))
+        found = start_points(self._consumer, self.config.markers_topic, list(catch_up_to))
         return {
-            tp.partition: MarkersPartition(
-                partition=tp.partition,
-                next_offset=starts[tp.partition],
-                open=OpenSet(ClosedOffsets.from_metadata(tp.metadata, f"{topic}/{tp.partition}")),
-                catch_up_to=catch_up_to[tp.partition],
-                committed=starts[tp.partition],
+            p: MarkersPartition(
+                partition=p,
+                next_offset=start.offset,
+                open=OpenSet(start.closed),
+                catch_up_to=catch_up_to[p],
+                committed=start.offset,
             )
-            for tp in committed
+            for p, start in found.items()
         }
-
-    def _log_starts(self, partitions: list[int]) -> dict[int, int]:
-        """The first offset of each partition's log, in one request."""
-        if not partitions:
-            return {}
-        assert self._consumer is not None
-        # A time of OFFSET_BEGINNING asks for the log's start (ListOffsets' EARLIEST).
-        asked = [TopicPartition(self.config.markers_topic, p, OFFSET_BEGINNING) for p in partitions]
-        found = self._consumer.offsets_for_times(asked, timeout=COMMITTED_TIMEOUT_S)
-        if failed := next((tp.error for tp in found if tp.error is not None), None):
-            raise KafkaException(failed)
-        return {tp.partition: tp.offset for tp in found}
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self._commit_progress()

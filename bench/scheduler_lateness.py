@@ -230,6 +230,32 @@ def commit_ms(producer: Producer, schedules: str, target: str, n: int) -> list[f
     return sorted(times)
 
 
+def turn_ms(
+    bootstrap: str, producer: Producer, schedules: str, target: str, n: int, per: int
+) -> list[float]:
+    """Whole transactions shaped like a scheduler's turn: ``per`` targets and
+    tombstones on every partition, and the partitions' positions committed
+    with a group member's metadata (KIP-447), timed from begin to commit."""
+    member = Consumer(consumer_config(bootstrap, f"turn-{uuid.uuid4().hex}"))
+    member.subscribe([schedules])
+    while not member.assignment():
+        member.poll(0.1)
+    times = []
+    for i in range(n):
+        started = time.perf_counter()
+        producer.begin_transaction()
+        for p in range(PARTITIONS):
+            for j in range(per):
+                producer.produce(target, key=b"k%d" % j, value=b"x" * 100, partition=p)
+                producer.produce(schedules, key=b"t%d-%d" % (i, j), value=None, partition=p)
+        positions = [TopicPartition(schedules, p, 0) for p in range(PARTITIONS)]
+        producer.send_offsets_to_transaction(positions, member.consumer_group_metadata(), 30)
+        producer.commit_transaction(30)
+        times.append((time.perf_counter() - started) * 1000)
+    member.close()
+    return sorted(times)
+
+
 def commit_floor(bootstrap: str, records: int, n: int = 500) -> dict:
     """A plain transactional producer's commit latency, idle and while another
     process reads a ``records``-record schedules topic back as payload reads do."""
@@ -238,6 +264,9 @@ def commit_floor(bootstrap: str, records: int, n: int = 500) -> dict:
     producer = Producer(producer_config(bootstrap, transactional_id=f"floor-{target}"))
     producer.init_transactions(30)
     idle = commit_ms(producer, config.topic, target, n)
+    # At the lateness section's rate (1,667 a second) a turn of ~11 ms fires
+    # about 3 schedules on each of the 6 partitions.
+    turns = turn_ms(bootstrap, producer, config.topic, target, n, per=3)
     context = multiprocessing.get_context("spawn")
     started = context.Event()
     scanner = context.Process(
@@ -259,6 +288,9 @@ def commit_floor(bootstrap: str, records: int, n: int = 500) -> dict:
         # Issue 28: the lateness section's p99 at most one commit's p99 + 15 ms.
         "lateness_target_p99_ms": round(quantiles(idle)["p99_ms"] + 15, 1),
         "plain_commit_while_scanning": quantiles(scanning),
+        # The whole of a turn's transaction, offsets included, idle: the floor
+        # under a scheduler that fires every turn (turn_ms).
+        "plain_kip447_turn_idle": quantiles(turns),
     }
 
 

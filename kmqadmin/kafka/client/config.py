@@ -27,21 +27,6 @@ def session_timeout_s(extra: Mapping[str, Any] | None = None) -> float:
     return int(ms) / 1000
 
 
-def owner_transaction_timeout_ms(extra: Mapping[str, Any] | None = None) -> int:
-    """A partition owner's transaction timeout: the group's session timeout,
-    so no transaction of an owner the group gave up on is still open when
-    its partitions are handed on. A longer one in ``extra`` is refused."""
-    session_ms = int(session_timeout_s(extra) * 1000)
-    asked = (extra or {}).get("transaction.timeout.ms")
-    if asked is not None and int(asked) > session_ms:
-        raise ValueError(
-            f"transaction.timeout.ms ({asked}) must not exceed session.timeout.ms "
-            f"({session_ms}) in the kafka_config of a tracker or scheduler: a partition "
-            "would be handed on while its last owner's transaction can still commit"
-        )
-    return int(asked) if asked is not None else session_ms
-
-
 def client_config(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> KafkaConfig:
     """Settings every client shares; ``extra`` (e.g. SASL) wins over defaults."""
     config: KafkaConfig = {

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
-from kmqadmin.kafka.client.config import owner_transaction_timeout_ms, producer_config
+from kmqadmin.kafka.client.config import producer_config, session_timeout_s
 
 from .barrier import write_barriers
 from .fencing import ProducerFenced, group_moved_on, producer_done, timed_out
@@ -31,14 +31,14 @@ log = logging.getLogger(__name__)
 class OwnerProducer:
     def __init__(self, owned: Owned) -> None:
         """Ready to use: ``init_transactions`` has returned."""
-        timeout_ms = owner_transaction_timeout_ms(owned.kafka_config)
+        timeout_ms = int(session_timeout_s(owned.kafka_config) * 1000)
         config = producer_config(
             owned.bootstrap_servers,
             transactional_id=owned.transactional_id,
-            extra={**owned.kafka_config, "transaction.timeout.ms": timeout_ms},
+            extra={"transaction.timeout.ms": timeout_ms, **owned.kafka_config},
         )
         # A transaction is dead after this anyway: the broker aborts it.
-        self._timeout_s = timeout_ms / 1000
+        self._timeout_s = int(config["transaction.timeout.ms"]) / 1000
         self._producer = Producer(config)
         self._producer.init_transactions(30)
         self._hung = False  # a call of its own never returned (_send_offsets)

@@ -5,18 +5,21 @@ payloads it must fire: both hold only coordinates in memory and fetch the
 record when it is needed.
 """
 
+import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client import idle_clients
 from kmqadmin.kafka.client.config import consumer_config
 
 from .topics import topic_partitions
+
+log = logging.getLogger(__name__)
 
 # Offsets closer than this are read in one pass instead of seeking to each.
 SEEK_GAP = 256
@@ -68,6 +71,7 @@ class OffsetReader:
         self._consumer = Consumer(consumer_config(bootstrap_servers, group_id, config))
         self._using = threading.RLock()  # a read, newest(), close() or the idle pump
         self._closed = False
+        self._topic_known = False
         idle_clients.watch(self)
 
     def read(self, partition: int, offsets: Iterable[int]) -> dict[int, KafkaMessage]:
@@ -79,6 +83,7 @@ class OffsetReader:
         wanted = {offset for offset in offsets if offset >= 0}
         found: dict[int, KafkaMessage] = {}
         with self._using:
+            self._learn_topic()
             try:
                 for first, last in runs(wanted):
                     tp = TopicPartition(self.topic, partition, first)
@@ -117,6 +122,20 @@ class OffsetReader:
                 self._consumer.poll(0)
         finally:
             self._using.release()
+
+    def _learn_topic(self) -> None:
+        """A topic first met in assign() is looked up only on librdkafka's
+        next once-a-second metadata scan, so a new reader's first read would
+        wait up to 1 s for it (a scheduler's first retry fired that late):
+        asked for once up front, it is known before the first assign."""
+        if self._topic_known:
+            return
+        try:
+            self._consumer.list_topics(self.topic, self.timeout)
+        except KafkaException as exc:  # the read finds the topic on its own, later
+            log.warning("%s: no metadata yet (%s)", self.topic, exc)
+            return
+        self._topic_known = True
 
     def _read_run(
         self, tp: TopicPartition, last: int, wanted: set[int], found: dict[int, KafkaMessage]

@@ -2,11 +2,7 @@
 answers and is timed, and the viewers are pushed to, so the benchmark
 cannot rot."""
 
-import json
-import subprocess
-import sys
-
-from tests.process import ROOT, env
+from tests.bench.runs import run_bench
 
 PAGES = {
     "dashboard",
@@ -22,16 +18,9 @@ PAGES = {
 
 def test_a_small_run_times_every_page_and_pushes_to_every_viewer(kafka) -> None:
     args = ["--records", "3000", "--in-flight", "500", "--dead", "500", "--requests", "3"]
-    done = subprocess.run(
-        [sys.executable, "bench/console.py", *args, "--viewers", "5", "--watch-s", "3"],
-        cwd=ROOT,
-        env=env(KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout)["console"]
+    report = run_bench(kafka, "console.py", *args, "--viewers", "5", "--watch-s", "3", timeout=240)[
+        "console"
+    ]
     assert set(report["pages"]) == PAGES
     for name, times in report["pages"].items():
         assert 0 < times["p50_ms"] <= times["p95_ms"], (name, times)

@@ -1,11 +1,7 @@
 """bench/queues.py --quick on the session's broker: every system in every
 section, with figures a working run gives, so the benchmark cannot rot."""
 
-import json
-import subprocess
-import sys
-
-from tests.process import ROOT, env
+from tests.bench.runs import run_bench
 
 SYSTEMS = {
     "plain_group",
@@ -20,16 +16,7 @@ SHAPES = {"4p_100B_1c", "4p_100B_4c"}  # --quick: one topic and record size, 1 a
 
 
 def test_quick_run_reports_every_system(kafka) -> None:
-    done = subprocess.run(
-        [sys.executable, "bench/queues.py", "--quick"],
-        cwd=ROOT,
-        env=env(KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers),
-        capture_output=True,
-        text=True,
-        timeout=420,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout)["queues"]
+    report = run_bench(kafka, "queues.py", "--quick")["queues"]
     settings = report["settings"]
 
     rows = report["throughput"]

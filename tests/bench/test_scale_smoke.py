@@ -2,28 +2,12 @@
 gives, so the benchmark cannot rot, and what an owner holds does not grow
 with its partitions (one producer per owner, not one per partition)."""
 
-import json
-import subprocess
-import sys
-
-from tests.process import ROOT, env
+from tests.bench.runs import run_bench
 
 
 def test_a_small_run_reports_every_figure_and_partitions_cost_no_threads(kafka) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "bench/scale.py",
-            *("--queues", "2", "--partitions", "3,12", "--settle", "200", "--rounds", "1"),
-        ],
-        cwd=ROOT,
-        env=env(KAFKA_BOOTSTRAP_SERVERS=kafka.bootstrap_servers),
-        capture_output=True,
-        text=True,
-        timeout=420,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout)
+    args = ("--queues", "2", "--partitions", "3,12", "--settle", "200", "--rounds", "1")
+    report = run_bench(kafka, "scale.py", *args)
     few, many = (row["trackers"] for row in report["scale"])
     for shape in (few, many):
         assert shape["owned_s"] is not None and shape["restarts"] == 0, shape

@@ -150,8 +150,10 @@ def test_release_past_the_limit_dead_letters_at_once(share_queue: QueueConfig) -
 
 
 def test_backoff_delays_a_released_message_by_the_policy(share_queue: QueueConfig) -> None:
-    """Released with a 1 s backoff: the copy comes back 1 s later (±100 ms),
-    through the queue's scheduler, with the count and kmq-id carried on."""
+    """Released with a 1 s backoff: the copy comes back through the queue's
+    scheduler, with the count and kmq-id carried on, once the policy's first
+    step has passed and before its second would have. How late past the
+    step is a timing target: bench/delayed_retry.py measures it."""
     queue = dataclasses.replace(share_queue, backoff=Backoff(initial_ms=1000, max_ms=5000))
     queue.ensure_topics(partitions=1)
     scheduler = Scheduler(queue.scheduler_config())
@@ -160,16 +162,17 @@ def test_backoff_delays_a_released_message_by_the_policy(share_queue: QueueConfi
         send(queue, 1)
         with QueueClient(queue) as client:
             [first] = poll_until(client, 1)
+            released = time.monotonic()  # before the copy's deadline is set
             client.release(first)
             client.flush()  # the copy is on the schedules topic, the original accepted
-            released = time.monotonic()
             [second] = wait_for(lambda: client.poll(1, 0.01), 30, "the delayed copy", every=0)
             waited_ms = (time.monotonic() - released) * 1000
             client.ack(second)
     finally:
         scheduler.stop()
     assert (second.value, second.delivery_count, second.id) == (b"m0", 2, first.id)
-    assert 900 <= waited_ms <= 1100, waited_ms
+    # 1 ms less: the deadline is set in whole epoch milliseconds.
+    assert 999 <= waited_ms < 2000, waited_ms
 
 
 def test_extends_hold_a_message_three_locks_long_and_its_ack_takes(

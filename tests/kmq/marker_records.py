@@ -1,38 +1,6 @@
-"""A stand-in for a consumed markers record, for the tracker's pure state."""
-
-from dataclasses import dataclass
-
-from confluent_kafka import KafkaError
+"""What a tracker can see of its pure state, for tests without a broker."""
 
 from kmqadmin.kmq.tracked_partition import TrackedPartition
-
-
-@dataclass
-class FakeRecord:
-    partition_: int
-    offset_: int
-    key_: bytes | None
-    value_: bytes | None
-    timestamp_: int = 0
-    error_: KafkaError | None = None
-
-    def error(self) -> KafkaError | None:
-        return self.error_
-
-    def partition(self) -> int:
-        return self.partition_
-
-    def offset(self) -> int:
-        return self.offset_
-
-    def key(self) -> bytes | None:
-        return self.key_
-
-    def value(self) -> bytes | None:
-        return self.value_
-
-    def timestamp(self) -> tuple[int, int]:
-        return 1, self.timestamp_
 
 
 def snapshot(state: TrackedPartition) -> tuple:

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerError, MarkerType
 from kmqadmin.kmq.tracked_partition import TrackedPartition, apply_batch
+from tests.consumed_record import ConsumedRecord
 
-from .marker_records import FakeRecord, snapshot
+from .marker_records import snapshot
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -185,7 +186,7 @@ def through_codec(key: bytes | None, value: bytes | None, timestamp: int) -> tup
 
 def through_hot_loop(key: bytes | None, value: bytes | None, timestamp: int) -> tuple:
     state, skipped = seeded(), []
-    record = FakeRecord(P, 8, key, value, timestamp)
+    record = ConsumedRecord(P, 8, key, value, timestamp)
     apply_batch({P: state}, [record], lambda _s, _o, exc: skipped.append(str(exc)))
     return snapshot(state), skipped
 

@@ -11,7 +11,7 @@ from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq.share_counts import MINUTE_MS, BadCounts, ShareCounts, decode, minute_of
 from kmqadmin.kmq.share_counts_reader import ShareCountsReader
-from tests.kmq.marker_records import FakeRecord
+from tests.consumed_record import ConsumedRecord
 
 
 @pytest.fixture
@@ -64,12 +64,13 @@ def test_an_empty_counts_topic_is_zeros(reader: ShareCountsReader) -> None:
 def test_counts_nested_past_the_stack_are_bad_counts() -> None:
     """A RecursionError escaped the reader: the share pages and /metrics failed."""
     with pytest.raises(BadCounts, match="nested too deeply"):
-        decode(FakeRecord(0, 0, b"client", b"[" * 100_000))
+        decode(ConsumedRecord(0, 0, b"client", b"[" * 100_000))
 
 
 def test_a_minute_no_date_holds_is_bad_counts() -> None:
     """The pipeline skips such a record (its time is the minute's): the
     console's reader must count it out too, not show it."""
     with pytest.raises(BadCounts, match="after the year 9999"):
-        decode(FakeRecord(0, 0, b"client", b'{"minute": 1000000000000000}'))
-    assert decode(FakeRecord(0, 0, b"client", b'{"minute": 60000, "accepted": 2}')).accepted == 2
+        decode(ConsumedRecord(0, 0, b"client", b'{"minute": 1000000000000000}'))
+    counts = decode(ConsumedRecord(0, 0, b"client", b'{"minute": 60000, "accepted": 2}'))
+    assert counts.accepted == 2

@@ -5,13 +5,12 @@ from confluent_kafka import KafkaError
 from kmqadmin.kmq import markers
 from kmqadmin.kmq.markers import MarkerError
 from kmqadmin.kmq.tracked_partition import TrackedPartition, apply_batch
-
-from .marker_records import FakeRecord
+from tests.consumed_record import ConsumedRecord
 
 P = 2
 
 
-def applied(*records: FakeRecord) -> tuple[TrackedPartition, list[tuple[int, str]]]:
+def applied(*records: ConsumedRecord) -> tuple[TrackedPartition, list[tuple[int, str]]]:
     state = TrackedPartition(partition=P, next_offset=10)
     skipped: list[tuple[int, str]] = []
 
@@ -23,8 +22,8 @@ def applied(*records: FakeRecord) -> tuple[TrackedPartition, list[tuple[int, str
     return state, skipped
 
 
-def marker(offset: int, queue_offset: int, value: bytes, timestamp: int = 0) -> FakeRecord:
-    return FakeRecord(P, offset, markers.encode_key(P, queue_offset), value, timestamp)
+def marker(offset: int, queue_offset: int, value: bytes, timestamp: int = 0) -> ConsumedRecord:
+    return ConsumedRecord(P, offset, markers.encode_key(P, queue_offset), value, timestamp)
 
 
 def test_kmqs_start_is_due_its_timeout_after_the_marker_timestamp() -> None:
@@ -82,9 +81,9 @@ def test_extend_and_redeliver_now_move_the_deadline() -> None:
 
 def test_garbage_and_foreign_markers_are_skipped_with_the_reason() -> None:
     state, skipped = applied(
-        FakeRecord(P, 10, b"short", markers.END),
+        ConsumedRecord(P, 10, b"short", markers.END),
         marker(11, 100, b"\x09"),
-        FakeRecord(P, 12, markers.encode_key(P + 1, 100), markers.start(1)),
+        ConsumedRecord(P, 12, markers.encode_key(P + 1, 100), markers.start(1)),
     )
     assert [offset for offset, _ in skipped] == [10, 11, 12]
     assert "12 bytes" in skipped[0][1]
@@ -97,8 +96,8 @@ def test_garbage_and_foreign_markers_are_skipped_with_the_reason() -> None:
 def test_records_of_partitions_not_owned_and_errors_are_passed_over() -> None:
     eof = KafkaError(KafkaError._PARTITION_EOF)
     state, skipped = applied(
-        FakeRecord(P + 1, 50, markers.encode_key(P + 1, 1), markers.start(1)),
-        FakeRecord(P, 51, None, None, error_=eof),
+        ConsumedRecord(P + 1, 50, markers.encode_key(P + 1, 1), markers.start(1)),
+        ConsumedRecord(P, 51, None, None, error_=eof),
     )
     assert (state.next_offset, len(state.open), skipped) == (10, 0, [])
 
@@ -113,7 +112,8 @@ def test_the_batch_counts_the_end_markers_that_close_an_open_delivery() -> None:
         marker(14, -1, markers.END),  # the tracker's barrier
         marker(15, 102, markers.END),  # a redelivered copy the tracker closed itself
         marker(16, 101, markers.END + b"x"),  # not a marker: skipped, not counted
-        FakeRecord(P + 1, 17, markers.encode_key(P, 101), markers.END, 0),  # not this partition's
+        # not this partition's:
+        ConsumedRecord(P + 1, 17, markers.encode_key(P, 101), markers.END, 0),
         marker(18, 101, markers.END),
     ]
     assert apply_batch({P: state}, records, lambda *_: None) == 2

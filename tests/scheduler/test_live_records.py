@@ -1,60 +1,38 @@
 """live_records: the latest version of a key wins, applied without a broker."""
 
-from dataclasses import dataclass, field
-
 from confluent_kafka import KafkaError
 
 from kmqadmin.scheduler import wire
 from kmqadmin.scheduler.live_records import apply_batch
 from kmqadmin.scheduler.partition import PartitionState
 from kmqadmin.scheduler.store import key_hash
+from tests.consumed_record import ConsumedRecord
 
 P, HORIZON_END, BARRIER = 1, 10_000, b"barrier"
 
 
-@dataclass
-class Record:
-    """A stand-in for a consumed schedules record."""
-
-    offset_: int
-    key_: bytes | None
-    value_: bytes | None
-    headers_: list = field(default_factory=list)
-    partition_: int = P
-    error_: KafkaError | None = None
-
-    def error(self) -> KafkaError | None:
-        return self.error_
-
-    def partition(self) -> int:
-        return self.partition_
-
-    def offset(self) -> int:
-        return self.offset_
-
-    def key(self) -> bytes | None:
-        return self.key_
-
-    def value(self) -> bytes | None:
-        return self.value_
-
-    def headers(self) -> list:
-        return self.headers_
-
-    def topic(self) -> str:
-        return "schedules"
+def record(
+    offset: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: list | None = None,
+    partition: int = P,
+    error: KafkaError | None = None,
+) -> ConsumedRecord:
+    """A consumed schedules record."""
+    return ConsumedRecord(partition, offset, key, value, 0, error, headers or [], "schedules")
 
 
-def schedule(offset: int, key: bytes, due: int) -> Record:
-    return Record(offset, key, b"payload", wire.schedule_headers(due, "target", key, []))
+def schedule(offset: int, key: bytes, due: int) -> ConsumedRecord:
+    return record(offset, key, b"payload", wire.schedule_headers(due, "target", key, []))
 
 
-def applied(*records: Record) -> tuple[PartitionState, list[tuple[int, str]], list]:
+def applied(*records: ConsumedRecord) -> tuple[PartitionState, list[tuple[int, str]], list]:
     state = PartitionState(partition=P, catch_up_to=0)
     skipped: list[tuple[int, str]] = []
     touched: list = []
 
-    def skip(record: Record, why: str) -> None:
+    def skip(record: ConsumedRecord, why: str) -> None:
         skipped.append((record.offset(), why))
 
     errors = apply_batch(
@@ -67,7 +45,7 @@ def applied(*records: Record) -> tuple[PartitionState, list[tuple[int, str]], li
 def test_a_newer_version_replaces_the_older_and_a_tombstone_removes_it() -> None:
     state, _, _ = applied(schedule(0, b"a", 5000), schedule(1, b"a", 6000), schedule(2, b"b", 7000))
     assert sorted(state.store.entries()) == [(6000, 1), (7000, 2)]
-    state, _, touched = applied(schedule(0, b"a", 5000), Record(1, b"a", None))
+    state, _, touched = applied(schedule(0, b"a", 5000), record(1, b"a", None))
     assert list(state.store.entries()) == []
     assert touched == [key_hash(b"a"), key_hash(b"a")]
     assert state.next_offset == 2
@@ -80,9 +58,9 @@ def test_a_schedule_past_the_horizon_is_not_held_and_drops_its_older_version() -
 
 def test_records_that_are_not_schedules_are_skipped_with_a_reason() -> None:
     state, skipped, _ = applied(
-        Record(0, None, b"x"),
-        Record(1, b"a", b"x", [("not-a-schedule", b"1")]),
-        Record(2, BARRIER, None),
+        record(0, None, b"x"),
+        record(1, b"a", b"x", [("not-a-schedule", b"1")]),
+        record(2, BARRIER, None),
         schedule(3, b"b", 5000),
     )
     assert [offset for offset, _ in skipped] == [0, 1]
@@ -98,8 +76,8 @@ def test_a_partition_not_owned_is_left_alone_and_consumer_errors_are_handed_back
         {P: state},
         [
             schedule(0, b"a", 5000),
-            Record(1, b"b", None, partition_=P + 1),
-            Record(2, None, None, error_=failure),
+            record(1, b"b", None, partition=P + 1),
+            record(2, None, None, error=failure),
         ],
         HORIZON_END,
         BARRIER,

@@ -28,10 +28,18 @@ run: deps
 # The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
 # tests/parallel.py keeps each JVM-starting fixture's tests on one of them.
 # Every test's time is kept in .pytest_cache/junit.xml, to see where it goes.
+# The production-settings part runs beside it (its own broker, PostgreSQL and
+# Redis), its output kept until the suite is done; either failing fails.
 TEST_WORKERS ?= 3
+PRODUCTION_LOG := .pytest_cache/production.log
 test: deps lint services browser
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20 --junit-xml=.pytest_cache/junit.xml
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -m production
+	@mkdir -p .pytest_cache
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+		$(BIN)/pytest -m production -p no:cacheprovider >$(PRODUCTION_LOG) 2>&1 & production=$$!; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20 \
+		--junit-xml=.pytest_cache/junit.xml; suite=$$?; \
+	wait $$production; production=$$?; cat $(PRODUCTION_LOG); \
+	exit $$(( suite || production ))
 
 # Not part of CI: the crash tests with 300 kills each, and the fuzz suite (tests/fuzz)
 # with 200 random examples per test instead of `make test`'s few fixed ones; each

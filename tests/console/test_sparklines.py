@@ -13,7 +13,7 @@ from kmqadmin.console.services.sparklines import HEIGHT, MINUTES, _points, spark
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueClient, RedeliveryTracker, names
-from kmqadmin.kmq.share_counts import ShareCounts, minute_of
+from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
 from kmqadmin.workers.counts import CountPublisher
 from tests.console.test_live import connect, receive_until
 from tests.process import wait_for
@@ -86,7 +86,12 @@ def test_a_share_queues_sparklines_come_from_its_clients_counts(registered: Queu
     minute = ShareCounts(minute_of(now), accepted=4, released=1, delayed=2, dead_lettered=1)
     producer.produce(counts, minute.encode(), b"client", timestamp=now)
     assert producer.flush(10) == 0
-    lines = {line.series: line for line in sparklines(queue)}
-    assert {s: (line.counts[-1], line.total) for s, line in lines.items()} == {
+    while True:  # read within one minute, so the record's column is known
+        drawn_in = minute_of(now_ms())
+        lines = {line.series: line for line in sparklines(queue)}
+        if minute_of(now_ms()) == drawn_in:
+            break
+    column = -1 - (drawn_in - minute.minute) // MINUTE_MS  # the last, unless a minute turned
+    assert {s: (line.counts[column], line.total) for s, line in lines.items()} == {
         "acked": (4, 4), "redelivered": (3, 3), "dead_lettered": (1, 1)
     }  # fmt: skip

@@ -41,9 +41,14 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str]]:
         # flags): the budget above is a promise about the product.
         KAFKA_JVM_PERFORMANCE_OPTS="",
     )
+    bootstrap = f"127.0.0.1:{kafka_port}"
     try:
         run.up()
-        yield run, f"127.0.0.1:{kafka_port}"
+        # An outage begins in steady state: the demo past its start-up (which
+        # gives up on a broker it cannot reach, naming the variable to fix,
+        # and is started again) and its worker acking.
+        wait_for(lambda: _acked(bootstrap), 120, "the demo's first acks", 0.5)
+        yield run, bootstrap
     finally:
         before_ctrl_c = len(run.lines)
         run.ctrl_c()
@@ -126,18 +131,20 @@ def _end_markers(bootstrap: str) -> int:
     return sum(r.value()[:1] == b"\x01" for r in read_topic(bootstrap, "orders__markers", 3))
 
 
+def _acked(bootstrap: str, more_than: int = 0) -> bool:
+    """Whether the demo's worker has written more end markers than that."""
+    try:
+        return _end_markers(bootstrap) > more_than
+    except KafkaException:  # no topic or no leader yet (a broker rejoins its controller first)
+        return False
+
+
 def _resumed(proc: Run, bootstrap: str, before: int, back: float) -> float:
     """Seconds from ``back`` until the demo's worker acked again (new end
     markers past the ones written before the outage)."""
 
-    def acked_again() -> bool:
-        try:
-            return _end_markers(bootstrap) > before + 5
-        except KafkaException:  # no leader yet: the broker rejoins its controller first
-            return False
-
     wait_for(
-        acked_again,
+        lambda: _acked(bootstrap, more_than=before + 5),
         90,
         "the demo's acks to resume",
         0.5,

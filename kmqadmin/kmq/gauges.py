@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from kmqadmin.kafka.admin.consumer_groups import COORDINATOR_BUSY
 from kmqadmin.kafka.admin.record_count import RecordCount
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.config import consumer_config
@@ -30,6 +31,7 @@ from .config import QueueConfig
 # leader is being elected makes it fail (a 503 with Retry-After) within a
 # page's 3 s, not after librdkafka's 10 s timeouts.
 TIMEOUT_S = 2.0
+RETRY_S = 0.1  # between asks of a busy group coordinator
 
 
 class QueueGauges:
@@ -84,9 +86,21 @@ class QueueGauges:
 
     def _depth(self) -> int:
         partitions = self._partitions(self.config.topic)
-        committed = self._group.committed(partitions, timeout=self._left())
+        committed = self._committed(partitions)
         starts = {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
         return self._waiting_from(starts, partitions)
+
+    def _committed(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        """The group's committed offsets. A coordinator that moves or is still
+        loading (a broker just started) says so for a moment: asked again
+        until the gauge's time is up, then its error goes to the caller."""
+        while True:
+            try:
+                return self._group.committed(partitions, timeout=self._left())
+            except KafkaException as exc:
+                if exc.args[0].code() not in COORDINATOR_BUSY or self._left() < RETRY_S:
+                    raise
+            time.sleep(RETRY_S)
 
     def _waiting_from(
         self, starts: Mapping[int, int], partitions: list[TopicPartition] | None = None

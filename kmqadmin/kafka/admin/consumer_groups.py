@@ -35,7 +35,8 @@ _CONSUMER_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
 # An id the broker refuses (a NUL, say) names no group either.
 _NO_SUCH_GROUP = {KafkaError.GROUP_ID_NOT_FOUND, KafkaError.INVALID_GROUP_ID}
 _MEMBERS_PRESENT = {KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS}
-_COORDINATOR_BUSY = {
+# A group coordinator moving or still loading: a moment later it answers.
+COORDINATOR_BUSY = {
     KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
     KafkaError.COORDINATOR_NOT_AVAILABLE,
     KafkaError.NOT_COORDINATOR,
@@ -121,7 +122,7 @@ class ConsumerGroupAdmin(LogAdmin):
                 return start().result(self.timeout_s)
             except KafkaException as exc:
                 code = exc.args[0].code()
-                if code in _COORDINATOR_BUSY and time.monotonic() < deadline:
+                if code in COORDINATOR_BUSY and time.monotonic() < deadline:
                     time.sleep(0.1)
                     continue
                 if refusals and code in refusals:

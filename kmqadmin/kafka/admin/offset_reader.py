@@ -21,6 +21,8 @@ from .topics import topic_partitions
 
 log = logging.getLogger(__name__)
 
+# How long a first read waits for its topic's metadata before reading anyway.
+LEARN_TIMEOUT_S = 1.0
 # Offsets closer than this are read in one pass instead of seeking to each.
 SEEK_GAP = 256
 
@@ -131,7 +133,8 @@ class OffsetReader:
         if self._topic_known:
             return
         try:
-            self._consumer.list_topics(self.topic, self.timeout)
+            # Short: a broker that is away answers the read itself no sooner.
+            self._consumer.list_topics(self.topic, min(self.timeout, LEARN_TIMEOUT_S))
         except KafkaException as exc:  # the read finds the topic on its own, later
             log.warning("%s: no metadata yet (%s)", self.topic, exc)
             return

@@ -121,7 +121,7 @@ class PartitionOwner[S: OwnedPartition](Service):
             # producer has aborted what this slot's previous life left open.
             self._consumer.subscribe(
                 [owned.topic],
-                on_assign=self._on_assign,
+                on_assign=self._if_current(self._on_assign),
                 on_revoke=self._if_current(self._on_revoke),
                 on_lost=self._if_current(self._on_lost),
             )
@@ -162,7 +162,7 @@ class PartitionOwner[S: OwnedPartition](Service):
 
     def _if_current(self, callback: Rebalanced) -> Rebalanced:
         """``callback`` for this life's consumer only: one given up on is
-        closed on a thread of its own, and its revoke may come when the next
+        closed on a thread of its own, and its assignment or revoke may come when the next
         life owns the partitions."""
 
         def called(consumer: Consumer, partitions: list[TopicPartition]) -> None:

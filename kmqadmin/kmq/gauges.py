@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from kmqadmin.kafka.admin.consumer_groups import COORDINATOR_BUSY
+from kmqadmin.kafka.admin.busy_coordinator import once_it_answers
 from kmqadmin.kafka.admin.record_count import RecordCount
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.config import consumer_config
@@ -31,7 +31,6 @@ from .config import QueueConfig
 # leader is being elected makes it fail (a 503 with Retry-After) within a
 # page's 3 s, not after librdkafka's 10 s timeouts.
 TIMEOUT_S = 2.0
-RETRY_S = 0.1  # between asks of a busy group coordinator
 
 
 class QueueGauges:
@@ -94,13 +93,9 @@ class QueueGauges:
         """The group's committed offsets. A coordinator that moves or is still
         loading (a broker just started) says so for a moment: asked again
         until the gauge's time is up, then its error goes to the caller."""
-        while True:
-            try:
-                return self._group.committed(partitions, timeout=self._left())
-            except KafkaException as exc:
-                if exc.args[0].code() not in COORDINATOR_BUSY or self._left() < RETRY_S:
-                    raise
-            time.sleep(RETRY_S)
+        return once_it_answers(
+            lambda: self._group.committed(partitions, timeout=self._left()), self._until
+        )
 
     def _waiting_from(
         self, starts: Mapping[int, int], partitions: list[TopicPartition] | None = None

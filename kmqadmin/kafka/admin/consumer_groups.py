@@ -17,6 +17,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from .busy_coordinator import once_it_answers
 from .groups import (
     Group,
     GroupError,
@@ -35,12 +36,6 @@ _CONSUMER_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
 # An id the broker refuses (a NUL, say) names no group either.
 _NO_SUCH_GROUP = {KafkaError.GROUP_ID_NOT_FOUND, KafkaError.INVALID_GROUP_ID}
 _MEMBERS_PRESENT = {KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS}
-# A group coordinator moving or still loading: a moment later it answers.
-COORDINATOR_BUSY = {
-    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-    KafkaError.COORDINATOR_NOT_AVAILABLE,
-    KafkaError.NOT_COORDINATOR,
-}
 
 
 class ConsumerGroupAdmin(LogAdmin):
@@ -117,19 +112,15 @@ class ConsumerGroupAdmin(LogAdmin):
         until the timeout. An error code in ``refusals`` raises its
         exception, any other a GroupError saying what was being done."""
         deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                return start().result(self.timeout_s)
-            except KafkaException as exc:
-                code = exc.args[0].code()
-                if code in COORDINATOR_BUSY and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                    continue
-                if refusals and code in refusals:
-                    raise refusals[code] from None
-                raise GroupError(f"{doing}: {exc}") from None
-            except TimeoutError as exc:
-                raise GroupError(f"{doing}: {exc}") from None
+        try:
+            return once_it_answers(lambda: start().result(self.timeout_s), deadline)
+        except KafkaException as exc:
+            code = exc.args[0].code()
+            if refusals and code in refusals:
+                raise refusals[code] from None
+            raise GroupError(f"{doing}: {exc}") from None
+        except TimeoutError as exc:
+            raise GroupError(f"{doing}: {exc}") from None
 
 
 def _name(value: Any) -> str:

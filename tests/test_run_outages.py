@@ -99,6 +99,12 @@ def test_a_stalled_broker_stops_nothing(run: tuple[Run, str]) -> None:
 
 def _broker_pid(parent: int) -> int | None:
     """The embedded broker among ``parent``'s children."""
+    return next(iter(_children(parent, b"kafka.Kafka")), None)
+
+
+def _children(parent: int, marked: bytes) -> list[int]:
+    """``parent``'s children whose command line holds ``marked``."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -108,9 +114,9 @@ def _broker_pid(parent: int) -> int | None:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent and b"kafka.Kafka" in cmdline:
-            return int(entry.name)
-    return None
+        if ppid == parent and marked in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 def _answering(bootstrap: str) -> float:
@@ -148,9 +154,22 @@ def _resumed(proc: Run, bootstrap: str, before: int, back: float) -> float:
         90,
         "the demo's acks to resume",
         0.5,
-        evidence=lambda: _groups(bootstrap) + "".join(proc.lines[-100:]),
+        evidence=lambda: _groups(bootstrap) + _demo_threads(proc) + "".join(proc.lines[-100:]),
     )
     return time.monotonic() - back
+
+
+def _demo_threads(proc: Run) -> str:
+    """The demo's thread dump (`kmq` prints one on SIGUSR1): where a worker
+    that stopped acking waits."""
+    demo = next(iter(_children(proc.proc.pid, b"--traffic")), None)
+    if demo is None:
+        return "no demo process\n"
+    seen = len(proc.lines)
+    os.kill(demo, signal.SIGUSR1)
+    # The main thread, the oldest, comes last: its bottom frame ends the dump.
+    wait_for(lambda: any("manage.py" in line for line in proc.lines[seen:]), 5, "a thread dump")
+    return "".join(proc.lines[seen:])
 
 
 def _groups(bootstrap: str) -> str:

@@ -1,5 +1,7 @@
 """`python manage.py kmq <subcommand>`: the operator's entry point."""
 
+import faulthandler
+import signal
 from argparse import ArgumentParser
 from importlib import import_module
 from typing import Any
@@ -28,4 +30,7 @@ class Command(BaseCommand):
             _module(name).add_arguments(sub.add_parser(name, help=summary, description=summary))
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # `kill -USR1 <pid>` prints every thread's stack to stderr: what a
+        # process that went quiet is waiting on, as jstack tells of a JVM.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
         _module(options["subcommand"]).handle(self, options)

@@ -154,7 +154,12 @@ class QueueClient(Closing):
         try:
             self.flush()
         finally:
-            self._consumer.close()
+            if self._watch.lost():
+                # Nothing to say to a group it cannot reach, and closing a
+                # consumer in that state may never return (broker_watch.py).
+                abandon(self._consumer)
+            else:
+                self._consumer.close()
 
     # --- internals -----------------------------------------------------
 

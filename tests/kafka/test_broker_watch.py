@@ -6,6 +6,7 @@ import json
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
+from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.broker_watch import LOST_S, BrokerWatch
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
@@ -20,10 +21,14 @@ class Clock:
         return self.now
 
 
-def _stats(**brokers: tuple[str, str]) -> str:
-    return json.dumps(
-        {"brokers": {name: {"source": src, "state": st} for name, (src, st) in brokers.items()}}
-    )
+def _stats(group: str | None = None, **brokers: tuple[str, str]) -> str:
+    """A client's statistics; ``group``: its group handler's state, if any."""
+    stats: dict = {
+        "brokers": {name: {"source": src, "state": st} for name, (src, st) in brokers.items()}
+    }
+    if group is not None:
+        stats["cgrp"] = {"state": group, "join_state": "steady"}
+    return json.dumps(stats)
 
 
 def test_a_client_is_lost_only_after_lost_s_with_no_real_broker_up() -> None:
@@ -48,11 +53,27 @@ def test_a_client_is_lost_only_after_lost_s_with_no_real_broker_up() -> None:
     watch.raise_if_lost()  # found again: nothing raised
 
 
+def test_a_group_consumer_whose_coordinator_never_comes_back_is_lost() -> None:
+    """librdkafka #5511 again: the bootstrap broker found again and up, the
+    group handler waiting for a coordinator it never reaches."""
+    clock = Clock()
+    watch = BrokerWatch(clock)
+    watch.on_stats(_stats(group="up", b1=("learned", "UP")))
+    for _ in range(int(LOST_S) + 1):
+        clock.now += 1
+        watch.on_stats(_stats(group="wait-broker-transport", boot=("configured", "UP")))
+    assert watch.lost()
+    watch.on_stats(_stats(group="up", boot=("configured", "UP")))
+    assert not watch.lost()
+
+
 def test_statistics_that_do_not_parse_teach_nothing() -> None:
     clock = Clock()
     watch = BrokerWatch(clock)
     clock.now += LOST_S
-    for garbage in ("", "[]", "{", '{"brokers": 3}', '{"brokers": {"x": 1}}'):
+    up = {"b1": {"source": "learned", "state": "UP"}}
+    no_group = json.dumps({"brokers": up, "cgrp": "up"})
+    for garbage in ("", "[]", "{", '{"brokers": 3}', '{"brokers": {"x": 1}}', no_group):
         watch.on_stats(garbage)
     assert watch.lost()
 
@@ -64,12 +85,16 @@ def test_a_real_consumers_statistics_show_its_broker_up(kafka: EmbeddedBroker, t
     settings = watch.settings()
     watched = settings["stats_cb"]
     settings["stats_cb"] = lambda stats: (seen.append(stats), watched(stats))
+    ensure_topics(kafka.bootstrap_servers, {topic: 1})
     consumer = Consumer(consumer_config(kafka.bootstrap_servers, f"{topic}-g", settings))
     try:
         consumer.subscribe([topic])
-        wait_for(lambda: consumer.poll(0.2) is None and len(seen) >= 2, 30, "two statistics")
+        wait_for(lambda: consumer.poll(0.2) is None and consumer.assignment(), 30, "a join")
+        seen.clear()  # statistics from the consumer in its group
+        wait_for(lambda: consumer.poll(0.2) is None and seen, 30, "statistics")
     finally:
         consumer.close()
-    brokers = json.loads(seen[-1])["brokers"].values()
-    assert any(b["source"] == "learned" and b["state"] == "UP" for b in brokers)
+    stats = json.loads(seen[-1])
+    assert any(b["source"] == "learned" and b["state"] == "UP" for b in stats["brokers"].values())
+    assert stats["cgrp"]["state"] == "up"
     assert watch.down_for_s() < 5

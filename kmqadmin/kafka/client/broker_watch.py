@@ -11,11 +11,19 @@ out of its group for good and says nothing: the demo's `orders` worker did
 so after a 30 s SIGSTOP of the broker, while the `emails` one beside it,
 which asked a moment later, rejoined.
 
+The same issue can leave a group consumer with a broker up (the bootstrap
+one, found again) while its group handler waits for a coordinator it never
+reaches: out of its group just as silently. So for a group consumer, whose
+statistics carry a ``cgrp`` section, being in touch also takes that handler
+being ``up`` (its coordinator known and connected; it stays so through
+rebalances).
+
 The watch reads the client's statistics, which librdkafka hands over when
-the client is polled, and remembers when one of its brokers (not the logical
-group or transaction coordinator handles) was last up. Once ``lost()``, the
-client's owner replaces it. A cluster that is really away makes that happen
-once per LOST_S, which costs a client's connection attempts and nothing else.
+the client is polled, and remembers when the client was last in touch: one
+of its brokers (not the logical group or transaction coordinator handles)
+up, and its group handler up if it has one. Once ``lost()``, the client's
+owner replaces it. A cluster that is really away makes that happen once per
+LOST_S, which costs a client's connection attempts and nothing else.
 """
 
 import contextlib
@@ -45,9 +53,13 @@ class BrokerWatch:
 
     def on_stats(self, stats_json: str) -> None:
         try:
-            brokers = json.loads(stats_json)["brokers"].values()
+            stats = json.loads(stats_json)
+            brokers = stats["brokers"].values()
+            group = stats.get("cgrp", {"state": "up"})
         except (ValueError, TypeError, KeyError, AttributeError):
             return  # not librdkafka's statistics: nothing learned
+        if not isinstance(group, dict) or group.get("state") != "up":
+            return
         if any(_up(broker) for broker in brokers if isinstance(broker, dict)):
             self._last_up = self._clock()
 

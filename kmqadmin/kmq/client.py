@@ -10,12 +10,14 @@ A crash after 4 leaves start markers with no end: the tracker redelivers.
 """
 
 import logging
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.client.bounded_call import within
 from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.closing import Closing
@@ -33,6 +35,9 @@ log = logging.getLogger(__name__)
 # started: the tracker moves it to the DLQ, crash-safely, as any rejected one.
 _REJECT_UNDECODABLE = markers.reject(UNDECODABLE)
 
+# A synchronous commit has no timeout of its own (kafka/client/bounded_call.py):
+# past this the consumer is given up on, as one without a broker is.
+COMMIT_TIMEOUT_S = 15.0
 # A commit refused because the group is moving: librdkafka rejoins by itself.
 _GROUP_MOVING = {
     KafkaError.UNKNOWN_MEMBER_ID,
@@ -82,7 +87,7 @@ class QueueClient(Closing):
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
         """Up to ``max_messages`` messages, each with its start marker safely written."""
         if self._watch.lost():
-            self._replace_consumer()
+            self._replace_consumer(f"has had no broker for {self._watch.down_for_s():.0f} s")
         records = self._consumer.consume(max_messages, timeout)
         if not records:
             return []
@@ -175,21 +180,18 @@ class QueueClient(Closing):
         consumer.subscribe([config.topic])
         return consumer, watch
 
-    def _replace_consumer(self) -> None:
+    def _replace_consumer(self, why: str, call: threading.Thread | None = None) -> None:
         """A consumer that has had no broker for a while may never get one
         back (kafka/client/broker_watch.py): a new one joins the group. What
         the old one handed out stays in flight (its start markers are
         written); offsets it could not commit are read again, as after any
         refused commit. The old one is closed on a thread of its own, since
-        closing a client in that state may never return."""
-        log.warning(
-            "%s: this worker's consumer has had no broker for %.0f s; replacing it",
-            self.config.topic,
-            self._watch.down_for_s(),
-        )
+        closing a client in that state may never return; ``call``: one still
+        inside it, which returns first."""
+        log.warning("%s: this worker's consumer %s; replacing it", self.config.topic, why)
         old = self._consumer
         self._consumer, self._watch = self._subscribed_consumer()
-        abandon(old)
+        abandon(old, after=call)
 
     def _commit(self, commits: dict[int, int]) -> None:
         """Step 4. A commit the group refuses while it moves (its coordinator
@@ -198,10 +200,13 @@ class QueueClient(Closing):
         messages are safely in flight and are handed out. The offsets stay
         where they were, and whoever reads the partition next delivers the
         messages again: a second delivery, never a loss."""
+        offsets = [TopicPartition(self.config.topic, p, o) for p, o in commits.items()]
+        consumer = self._consumer
         try:
-            self._consumer.commit(
-                offsets=[TopicPartition(self.config.topic, p, o) for p, o in commits.items()],
-                asynchronous=False,
+            hung = within(
+                lambda: consumer.commit(offsets=offsets, asynchronous=False),
+                COMMIT_TIMEOUT_S,
+                "kmq-commit",
             )
         except KafkaException as exc:
             error = exc.args[0]
@@ -213,6 +218,12 @@ class QueueClient(Closing):
                 self.config.topic,
                 error.str(),
             )
+            return
+        if hung is not None:
+            # Its coordinator may never be found again (bounded_call.py):
+            # what it polled is in flight all the same, as above.
+            no_answer = f"had no answer to an offset commit in {COMMIT_TIMEOUT_S:.0f} s"
+            self._replace_consumer(no_answer, hung)
 
     def _marker(self, message: Message, value: bytes) -> None:
         self._producer.produce(

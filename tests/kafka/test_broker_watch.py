@@ -2,12 +2,13 @@
 the statistics of a real consumer)."""
 
 import json
+import threading
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
 from kmqadmin.kafka.admin.topics import ensure_topics
-from kmqadmin.kafka.client.broker_watch import LOST_S, BrokerWatch
+from kmqadmin.kafka.client.broker_watch import LOST_S, BrokerWatch, abandon
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.process import wait_for
@@ -98,3 +99,21 @@ def test_a_real_consumers_statistics_show_its_broker_up(kafka: EmbeddedBroker, t
     assert any(b["source"] == "learned" and b["state"] == "UP" for b in stats["brokers"].values())
     assert stats["cgrp"]["state"] == "up"
     assert watch.down_for_s() < 5
+
+
+def test_an_abandoned_consumer_is_closed_only_once_the_call_inside_it_returned() -> None:
+    """Destroying a librdkafka handle a call is still inside would crash
+    the process: abandon(after=) waits for the call (bounded_call.py)."""
+    answered, closed = threading.Event(), threading.Event()
+
+    class Stub:
+        def close(self) -> None:
+            assert answered.is_set(), "closed under a call still inside it"
+            closed.set()
+
+    call = threading.Thread(target=answered.wait, daemon=True)
+    call.start()
+    abandon(Stub(), after=call)  # type: ignore[arg-type]
+    assert not closed.wait(0.3)
+    answered.set()
+    assert closed.wait(5)

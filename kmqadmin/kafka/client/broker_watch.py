@@ -81,12 +81,16 @@ def _up(broker: dict[str, Any]) -> bool:
     return broker.get("state") == "UP" and broker.get("source") in _REAL
 
 
-def abandon(consumer: Consumer) -> None:
+def abandon(consumer: Consumer, after: threading.Thread | None = None) -> None:
     """Closes a consumer given up on, on a daemon thread: closing a client
     left without brokers may never return, and must not hold up its
-    replacement. Its rebalance callbacks run on that thread."""
+    replacement. Its rebalance callbacks run on that thread. ``after``: a
+    call still inside the consumer (bounded_call.py), which must return
+    before the consumer may be destroyed."""
 
     def close() -> None:
+        if after is not None:
+            after.join()
         with contextlib.suppress(KafkaException, RuntimeError):
             consumer.close()
 

@@ -14,11 +14,11 @@ default), and the new owner's barrier (barrier.py) waits for that.
 """
 
 import logging
-import threading
 from collections.abc import Callable, Mapping
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
+from kmqadmin.kafka.client.bounded_call import within
 from kmqadmin.kafka.client.config import producer_config, session_timeout_s
 
 from .barrier import write_barriers
@@ -81,22 +81,16 @@ class OwnerProducer:
         stayed down. The call runs on a thread of its own, so the owner can
         walk away; its producer is then done (a new life fences it as it
         starts, so the call, if it ever ends, commits nothing)."""
-        failed: list[KafkaException] = []
-
-        def send() -> None:
-            try:
-                self._producer.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
-            except KafkaException as exc:
-                failed.append(exc)
-
-        call = threading.Thread(target=send, name="kmq-send-offsets", daemon=True)
-        call.start()
-        call.join(self._timeout_s + 1)
-        if call.is_alive():
+        hung = within(
+            lambda: self._producer.send_offsets_to_transaction(
+                offsets, group_metadata, self._timeout_s
+            ),
+            self._timeout_s + 1,
+            "kmq-send-offsets",
+        )
+        if hung is not None:
             self._hung = True
             raise ProducerFenced(f"no answer to send_offsets_to_transaction in {self._timeout_s} s")
-        if failed:
-            raise failed[0]
 
     def _abort(self, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):

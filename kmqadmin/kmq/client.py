@@ -17,8 +17,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.client.bounded_call import within
-from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
+from kmqadmin.kafka.client.bounded_call import CallThread
+from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon, close_or_abandon
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.closing import Closing
 from kmqadmin.kafka.client.config import consumer_config, producer_config
@@ -67,6 +67,7 @@ class QueueClient(Closing):
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
         self._consumer, self._watch = self._subscribed_consumer()
+        self._commits = CallThread("kmq-commit")  # _commit
         # Delivery reports only for failures: a Python callback per marker
         # would cost as much as writing it.
         self._producer = Producer(
@@ -159,12 +160,8 @@ class QueueClient(Closing):
         try:
             self.flush()
         finally:
-            if self._watch.lost():
-                # Nothing to say to a group it cannot reach, and closing a
-                # consumer in that state may never return (broker_watch.py).
-                abandon(self._consumer)
-            else:
-                self._consumer.close()
+            self._commits.close()
+            close_or_abandon(self._consumer, self._watch)
 
     # --- internals -----------------------------------------------------
 
@@ -203,11 +200,9 @@ class QueueClient(Closing):
         offsets = [TopicPartition(self.config.topic, p, o) for p, o in commits.items()]
         consumer = self._consumer
         try:
-            hung = within(
-                lambda: consumer.commit(offsets=offsets, asynchronous=False),
-                COMMIT_TIMEOUT_S,
-                "kmq-commit",
-            )
+            hung = self._commits.submit(
+                lambda: consumer.commit(offsets=offsets, asynchronous=False)
+            ).wait(COMMIT_TIMEOUT_S)
         except KafkaException as exc:
             error = exc.args[0]
             if not (error.retriable() or error.code() in _GROUP_MOVING):
@@ -223,6 +218,8 @@ class QueueClient(Closing):
             # Its coordinator may never be found again (bounded_call.py):
             # what it polled is in flight all the same, as above.
             no_answer = f"had no answer to an offset commit in {COMMIT_TIMEOUT_S:.0f} s"
+            self._commits.close()  # its thread ends when the call does
+            self._commits = CallThread("kmq-commit")
             self._replace_consumer(no_answer, hung)
 
     def _marker(self, message: Message, value: bytes) -> None:

@@ -14,10 +14,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 
 from .closed_offsets import ClosedOffsets
 
-# committed() waits (KIP-447 stable offsets) while a transaction that commits
-# the partition's offset is open: a dead owner's, until the broker aborts it
-# (its transaction timeout, then up to the broker's 10 s cleanup interval).
-COMMITTED_TIMEOUT_S = 30
+# A lookup of log starts answers at once, or its broker is away.
+LOG_STARTS_TIMEOUT_S = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,10 +24,11 @@ class StartPoint:
     closed: ClosedOffsets  # offsets past ``offset`` the previous owner had closed
 
 
-def start_points(consumer: Consumer, topic: str, partitions: list[int]) -> dict[int, StartPoint]:
-    """Each partition's start point."""
-    asked = [TopicPartition(topic, p) for p in sorted(partitions)]
-    committed = consumer.committed(asked, timeout=COMMITTED_TIMEOUT_S)
+def start_points(
+    consumer: Consumer, topic: str, committed: list[TopicPartition]
+) -> dict[int, StartPoint]:
+    """Each partition's start point, from its ``committed`` offset and
+    metadata (the owner fetched them, stable: partition_owner.py)."""
     starts = {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
     starts.update(_log_starts(consumer, topic, [tp.partition for tp in committed if tp.offset < 0]))
     return {
@@ -47,7 +46,7 @@ def _log_starts(consumer: Consumer, topic: str, partitions: list[int]) -> dict[i
         return {}
     # A time of OFFSET_BEGINNING asks for the log's start (ListOffsets' EARLIEST).
     asked = [TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions]
-    found = consumer.offsets_for_times(asked, timeout=COMMITTED_TIMEOUT_S)
+    found = consumer.offsets_for_times(asked, timeout=LOG_STARTS_TIMEOUT_S)
     if failed := next((tp.error for tp in found if tp.error is not None), None):
         raise KafkaException(failed)
     return {tp.partition: tp.offset for tp in found}

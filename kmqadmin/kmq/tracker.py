@@ -167,7 +167,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         redeliverer = self._redeliverer
         assert redeliverer is not None
         offsets = batch.offsets(self.config.markers_topic)
-        if not self._transact(batch.partitions, offsets, partial(batch.write, redeliverer)):
+        if not self._transact(offsets, partial(batch.write, redeliverer)):
             self._restart(batch.partitions)  # pop_due closed them: read again, they are open
             return
         batch.committed(offsets)
@@ -216,10 +216,12 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         it for a message."""
         return markers.encode_key(partition, -1)
 
-    def _new_states(self, catch_up_to: dict[int, int]) -> dict[int, MarkersPartition]:
+    def _new_states(
+        self, catch_up_to: dict[int, int], committed: list[TopicPartition]
+    ) -> dict[int, MarkersPartition]:
         """Each read from its start point (start_points.py)."""
         assert self._consumer is not None
-        found = start_points(self._consumer, self.config.markers_topic, list(catch_up_to))
+        found = start_points(self._consumer, self.config.markers_topic, committed)
         return {
             p: MarkersPartition(
                 partition=p,

@@ -39,11 +39,17 @@ log = logging.getLogger(__name__)
 
 # The barrier is a tombstone for a key no schedule uses (etf1 ignores it too).
 BARRIER_KEY = b"__kmqadmin-scheduler-barrier__"
+# A firing begins the next transaction while it commits when more is due
+# within this (a few turns): further off, that one sends its offsets itself,
+# and no transaction stays open while nothing is about to fire.
+PREPARE_WITHIN_MS = 100
 
 
 class Scheduler(PartitionOwner[PartitionState]):
     thread_name = "kmq-scheduler"
     role = "scheduler"
+    # Firing back to back: the next transaction begins while one commits.
+    lanes = 2
 
     def __init__(
         self,
@@ -185,7 +191,7 @@ class Scheduler(PartitionOwner[PartitionState]):
             for f in due:
                 f.produce(producer, topic)
 
-        if not self._transact([f.state.partition for f in due], offsets, act):
+        if not self._transact(offsets, act, self._next_offsets()):
             for f in due:
                 f.rearm()
             return
@@ -196,12 +202,24 @@ class Scheduler(PartitionOwner[PartitionState]):
                 self._lateness.observe(committed - entry.deadline)
             self._fired += len(f.entries)
 
+    def _next_offsets(self) -> list[TopicPartition] | None:
+        """What the next transaction commits, when it is due soon enough to
+        be begun while this one commits: every partition that may fire."""
+        ready = [s for s in list(self._states.values()) if s.caught_up]
+        soon = now_ms() + PREPARE_WITHIN_MS
+        if not any((first := s.first_due()) is not None and first <= soon for s in ready):
+            return None
+        return [TopicPartition(self.config.topic, s.partition, s.next_offset) for s in ready]
+
     # --- partitions ------------------------------------------------------
 
     def _barrier(self, partition: int) -> bytes:
         return BARRIER_KEY
 
-    def _new_states(self, catch_up_to: dict[int, int]) -> dict[int, PartitionState]:
+    def _new_states(
+        self, catch_up_to: dict[int, int], committed: list[TopicPartition]
+    ) -> dict[int, PartitionState]:
+        """Each read from the start (``committed`` only marks the fence)."""
         return {p: PartitionState(partition=p, catch_up_to=end) for p, end in catch_up_to.items()}
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:

@@ -95,3 +95,19 @@ def abandon(consumer: Consumer, after: threading.Thread | None = None) -> None:
             consumer.close()
 
     threading.Thread(target=close, name="kmq-abandoned-consumer", daemon=True).start()
+
+
+def close_or_abandon(
+    consumer: Consumer, watch: BrokerWatch, last_words: Callable[[], None] = lambda: None
+) -> None:
+    """Closes ``consumer`` after ``last_words`` (a final commit, say), unless
+    ``watch`` has lost it every broker: then nothing is said to a cluster it
+    cannot reach, and it is abandoned, since closing a consumer in that state
+    may never return."""
+    if watch.lost():
+        abandon(consumer)
+        return
+    try:
+        last_words()
+    finally:
+        consumer.close()

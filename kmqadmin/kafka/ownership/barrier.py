@@ -15,11 +15,30 @@ only on the order of one partition's log, not on what an end offset means
 (high watermark or last stable offset, which depends on the asker's
 isolation level and on transactions still being resolved). It costs one
 record per assignment.
+
+A transaction may also be open with nothing in the partition yet: one an
+owner began ahead and sent its offsets in (owner_producer.py), which a
+paused owner may still fire in once resumed. Its offsets are pending, and a
+read_committed consumer's ``committed()`` waits for them (KIP-447 stable
+offsets), so the barriers are written once that answers: what such a
+transaction writes lands before them.
 """
 
 from collections.abc import Mapping
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+# committed() waits while a transaction that commits the partition's offset
+# is open: a dead owner's, until the broker aborts it (its transaction
+# timeout, then up to the broker's 10 s cleanup interval).
+STABLE_OFFSETS_TIMEOUT_S = 30
+
+
+def stable_offsets(consumer: Consumer, topic: str, partitions: list[int]) -> list[TopicPartition]:
+    """The committed offsets of ``partitions``, once no open transaction
+    commits any of them; ``consumer`` reads read_committed."""
+    asked = [TopicPartition(topic, p) for p in sorted(partitions)]
+    return consumer.committed(asked, timeout=STABLE_OFFSETS_TIMEOUT_S)
 
 
 def write_barriers(

@@ -35,6 +35,12 @@ class Owned:
     def transactional_id(self) -> str:
         return f"kmq-{self.group_id}-{self.slot}"
 
+    def transactional_ids(self, lanes: int) -> list[str]:
+        """One per producer of an owner with ``lanes`` of them
+        (owner_producer.py): the first is the slot's, the others add
+        ``#<lane>`` (slots are host and worker names, which hold no ``#``)."""
+        return [self.transactional_id, *(f"{self.transactional_id}#{i}" for i in range(1, lanes))]
+
 
 @dataclass(eq=False, kw_only=True)
 class OwnedPartition:

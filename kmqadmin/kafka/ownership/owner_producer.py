@@ -1,4 +1,4 @@
-"""OwnerProducer: the one transactional producer of an owner's life.
+"""OwnerProducer: the transactional producers of an owner's life.
 
 Zombies are fenced by the group (KIP-447): every transaction commits
 offsets with the consumer's group metadata, which the broker refuses from a
@@ -11,14 +11,25 @@ to another, the broker is free to abort what it left open (Kafka aborts
 expired transactions every
 transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by
 default), and the new owner's barrier (barrier.py) waits for that.
+
+An owner that fires back to back (the scheduler) has two producers, lanes
+taking turns: while one commits, the other begins the next transaction and
+sends its offsets, so each transaction waits on the broker once (its
+commit), not twice. That transaction passed the group's check before
+anything is written in it; an owner paused meanwhile and resumed after its
+group moved on could still write in it. Its offsets are pending until it is
+decided, so a new owner's barriers, written once its offsets are stable,
+follow whatever it writes (barrier.py).
 """
 
 import logging
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
-from kmqadmin.kafka.client.bounded_call import within
+from kmqadmin.kafka.client.bounded_call import CallThread, Pending
 from kmqadmin.kafka.client.config import producer_config, session_timeout_s
 
 from .barrier import write_barriers
@@ -28,75 +39,159 @@ from .owned import Owned
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A lane's next transaction, begun and its offsets sent ahead of time."""
+
+    lane: Producer
+    covers: frozenset[tuple[str, int]]
+    offsets: list[TopicPartition]
+    call: Pending  # begin_transaction + send_offsets_to_transaction
+    since: float  # time.monotonic()
+
+
 class OwnerProducer:
-    def __init__(self, owned: Owned) -> None:
-        """Ready to use: ``init_transactions`` has returned."""
+    def __init__(self, owned: Owned, lanes: int = 1) -> None:
+        """Ready to use: every lane's ``init_transactions`` has returned.
+
+        ``lanes``: transactional producers taking turns. With two, the next
+        transaction is begun and its offsets sent (``transact``'s
+        ``prepare_next``) while the current one commits, so transactions
+        back to back wait on the broker once each (the commit), not twice
+        (the offsets, then the commit): the scheduler's firing
+        (docs/scheduler.md). A lane costs a producer's threads and
+        connections, so owners that are not timed to the millisecond keep one.
+        """
         timeout_ms = int(session_timeout_s(owned.kafka_config) * 1000)
-        config = producer_config(
-            owned.bootstrap_servers,
-            transactional_id=owned.transactional_id,
-            extra={"transaction.timeout.ms": timeout_ms, **owned.kafka_config},
-        )
+        extra = {"transaction.timeout.ms": timeout_ms, **owned.kafka_config}
+        configs = [
+            producer_config(owned.bootstrap_servers, transactional_id=tid, extra=extra)
+            for tid in owned.transactional_ids(lanes)
+        ]
         # A transaction is dead after this anyway: the broker aborts it.
-        self._timeout_s = int(config["transaction.timeout.ms"]) / 1000
-        self._producer = Producer(config)
-        self._producer.init_transactions(30)
-        self._hung = False  # a call of its own never returned (_send_offsets)
+        self._timeout_s = int(configs[0]["transaction.timeout.ms"]) / 1000
+        self._lanes = [Producer(config) for config in configs]
+        for lane in self._lanes:
+            lane.init_transactions(30)
+        self._next = 0  # the lane the next transaction uses
+        self._prepared: _Prepared | None = None
+        self._hung = False  # a call of its own never returned (_wait)
+        # Where send_offsets_to_transaction runs (_wait).
+        self._calls = CallThread("kmq-send-offsets")
 
     def barriers(
         self, topic: str, keys: Mapping[int, bytes], value: bytes | None
     ) -> dict[int, int]:
         """One barrier record per partition of ``keys``, in one transaction;
-        each one's offset."""
-        return write_barriers(self._producer, topic, keys, value)
+        each one's offset. Nothing may be prepared (``unprepare``)."""
+        assert self._prepared is None
+        return write_barriers(self._lanes[self._next], topic, keys, value)
 
     def transact(
         self,
         offsets: list[TopicPartition],
         group_metadata: object,
         act: Callable[[Producer], None],
+        prepare_next: list[TopicPartition] | None = None,
     ) -> bool:
         """One transaction: ``act(producer)`` writes, and ``offsets`` are
         committed with ``group_metadata``, so nothing lands once the group
         has moved on. False when it failed and was aborted: nothing it wrote
-        is visible. ProducerFenced when the producer can do nothing more."""
-        producer = self._producer
+        is visible. ProducerFenced when the producer can do nothing more.
+
+        ``prepare_next``: with a second lane, the offsets the next
+        transaction sends, sent ahead on that lane while this one commits.
+        """
+        prepared, self._prepared = self._prepared, None
+        lane = self._lanes[self._next] if prepared is None else prepared.lane
+        self._next = (self._lanes.index(lane) + 1) % len(self._lanes)
         try:
-            producer.begin_transaction()
-            act(producer)
-            self._send_offsets(offsets, group_metadata)
-            producer.commit_transaction(30)
+            if prepared is None:
+                lane.begin_transaction()
+                covered: frozenset[tuple[str, int]] = frozenset()
+            else:
+                self._wait(prepared.call)
+                covered = prepared.covers
+            act(lane)
+            if missing := [tp for tp in offsets if (tp.topic, tp.partition) not in covered]:
+                self._wait(self._send_offsets(lane, missing, group_metadata))
+            if prepare_next is not None and len(self._lanes) > 1:
+                self._prepare(self._lanes[self._next], prepare_next, group_metadata)
+            lane.commit_transaction(30)
         except ProducerFenced:
             raise
         except KafkaException as exc:
-            self._abort(offsets, exc)
+            self._abort(lane, offsets, exc)
             return False
         return True
 
-    def _send_offsets(self, offsets: list[TopicPartition], group_metadata: object) -> None:
-        """``send_offsets_to_transaction``, given up on after the
-        transaction's life. librdkafka ignores that call's timeout while the
-        group coordinator it knows is gone (issues #5456 and #5511): a tracker
+    def unprepare(self) -> None:
+        """Aborts the transaction prepared ahead, if any: its offsets would
+        hold back a new owner of their partitions (``consumer.committed``
+        waits for them, KIP-447), so it ends before partitions are owned
+        anew, revoked or left."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is None:
+            return
+        try:
+            self._wait(prepared.call)
+        except ProducerFenced:
+            raise
+        except KafkaException as exc:
+            self._abort(prepared.lane, prepared.offsets, exc)
+            return
+        try:
+            prepared.lane.abort_transaction(10)
+        except KafkaException as exc:
+            raise ProducerFenced(exc.args[0]) from exc
+
+    def expire(self) -> None:
+        """Aborts a transaction prepared so long ago that nothing used it
+        (what it was for was cancelled): well before the broker would, which
+        would leave its lane fenced."""
+        if self._prepared and time.monotonic() - self._prepared.since > self._timeout_s / 3:
+            self.unprepare()
+
+    def _prepare(
+        self, lane: Producer, offsets: list[TopicPartition], group_metadata: object
+    ) -> None:
+        def begin_and_send() -> None:
+            lane.begin_transaction()
+            lane.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
+
+        self._prepared = _Prepared(
+            lane,
+            frozenset((tp.topic, tp.partition) for tp in offsets),
+            offsets,
+            self._calls.submit(begin_and_send),
+            time.monotonic(),
+        )
+
+    def _send_offsets(
+        self, lane: Producer, offsets: list[TopicPartition], group_metadata: object
+    ) -> Pending:
+        """``send_offsets_to_transaction``, off the caller's thread (``_wait``)."""
+        return self._calls.submit(
+            lambda: lane.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
+        )
+
+    def _wait(self, call: Pending) -> None:
+        """Waits for a ``send_offsets_to_transaction``, for the transaction's
+        life. librdkafka ignores that call's timeout while the group
+        coordinator it knows is gone (issues #5456 and #5511): a tracker
         whose coordinator was killed waited on it for as long as the broker
         stayed down. The call runs on a thread of its own, so the owner can
         walk away; its producer is then done (a new life fences it as it
         starts, so the call, if it ever ends, commits nothing)."""
-        hung = within(
-            lambda: self._producer.send_offsets_to_transaction(
-                offsets, group_metadata, self._timeout_s
-            ),
-            self._timeout_s + 1,
-            "kmq-send-offsets",
-        )
-        if hung is not None:
+        if call.wait(self._timeout_s + 1) is not None:
             self._hung = True
             raise ProducerFenced(f"no answer to send_offsets_to_transaction in {self._timeout_s} s")
 
-    def _abort(self, offsets: list[TopicPartition], exc: KafkaException) -> None:
+    def _abort(self, lane: Producer, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):
             raise ProducerFenced(exc.args[0]) from exc
         try:
-            self._producer.abort_transaction(10)
+            lane.abort_transaction(10)
         except KafkaException as abort:
             raise ProducerFenced(abort.args[0]) from exc
         if timed_out(exc):
@@ -110,6 +205,17 @@ class OwnerProducer:
         else:
             log.warning("transaction on %s failed (%s); aborted", where, exc)
 
-    def flush(self, timeout: float) -> None:
-        if not self._hung:  # else nothing it holds can land: it is fenced
-            self._producer.flush(timeout)
+    def close(self, flush_timeout: float) -> None:
+        """Aborts what was begun ahead (else a next owner of its partitions
+        waits for the broker to), delivers what is left to deliver and ends
+        the thread of its calls."""
+        if self._hung:  # nothing it holds can land (it is fenced), nor may it wait
+            self._calls.close()
+            return
+        try:
+            self.unprepare()
+        except KafkaException as exc:
+            log.info("a transaction begun ahead is left to the broker: %s", exc)
+        for lane in self._lanes:
+            lane.flush(flush_timeout)
+        self._calls.close(wait_s=flush_timeout)

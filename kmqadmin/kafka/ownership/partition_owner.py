@@ -7,13 +7,15 @@ metadata, so the broker refuses them once the group has moved on (KIP-447;
 owned.py, fencing.py). What it acts on is its subclass's business; this
 class holds what owning takes:
 
-- on assignment: a barrier record per new partition, in one transaction
-  (barrier.py); nothing acts on a partition before it has read its barrier
-  back (``OwnedPartition.caught_up``);
+- on assignment: a barrier record per new partition, in one transaction,
+  once their offsets are stable (barrier.py); nothing acts on a partition
+  before it has read its barrier back (``OwnedPartition.caught_up``);
 - on revoke or loss: the partition's state dropped;
 - ``_transact``: one transaction over the partitions a turn acts on; one
   that fails is aborted and the subclass takes back what it took out, and
   a producer that can do nothing more ends the life, committing nothing;
+  with two ``lanes``, the next one begins while this one commits
+  (owner_producer.py), and is aborted before ownership changes;
 - the wait in ``consume()``: no longer than until the next thing due;
 - shutdown: every client of this life released, also after a crash.
 """
@@ -22,17 +24,13 @@ import logging
 from abc import abstractmethod
 from collections.abc import Callable
 
-from confluent_kafka import (
-    Consumer,
-    Message,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
-from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon
+from kmqadmin.kafka.client.broker_watch import BrokerWatch, close_or_abandon
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config
 
+from .barrier import stable_offsets
 from .owned import Owned, OwnedPartition
 from .owner_producer import OwnerProducer
 from .service import Service
@@ -45,6 +43,7 @@ Rebalanced = Callable[[Consumer, list[TopicPartition]], None]
 class PartitionOwner[S: OwnedPartition](Service):
     role = "owner"
     barrier_value: bytes | None = None
+    lanes = 1  # transactional producers taking turns (owner_producer.py)
 
     def __init__(self, owned: Owned, batch_size: int, max_wait: float) -> None:
         super().__init__()
@@ -76,10 +75,13 @@ class PartitionOwner[S: OwnedPartition](Service):
         no-op."""
 
     @abstractmethod
-    def _new_states(self, catch_up_to: dict[int, int]) -> dict[int, S]:
+    def _new_states(
+        self, catch_up_to: dict[int, int], committed: list[TopicPartition]
+    ) -> dict[int, S]:
         """The states of newly owned partitions, each one's barrier at
-        ``catch_up_to[partition] - 1``; built together, so that what they
-        ask the cluster is one request for them all, not one per partition."""
+        ``catch_up_to[partition] - 1`` and its committed offset (stable) in
+        ``committed``; built together, so that what they ask the cluster is
+        one request for them all, not one per partition."""
 
     @abstractmethod
     def _next_wake(self, state: S) -> int | None:
@@ -108,12 +110,9 @@ class PartitionOwner[S: OwnedPartition](Service):
     def serve(self) -> None:
         """Until stop(): consume, then act (``_turn``)."""
         owned, self._watch = self.owned, BrokerWatch()
+        settings = {**owned.kafka_config, **self._watch.settings()}
         self._consumer = Consumer(
-            consumer_config(
-                owned.bootstrap_servers,
-                owned.group_id,
-                {**owned.kafka_config, **self._watch.settings()},
-            )
+            consumer_config(owned.bootstrap_servers, owned.group_id, settings)
         )
         try:
             # The group is joined while the producer starts; nothing is acted
@@ -125,10 +124,11 @@ class PartitionOwner[S: OwnedPartition](Service):
                 on_revoke=self._if_current(self._on_revoke),
                 on_lost=self._if_current(self._on_lost),
             )
-            self._producer = OwnerProducer(owned)
+            self._producer = OwnerProducer(owned, self.lanes)
             self._open()
             while not self._stop.is_set():
                 self._watch.raise_if_lost()  # the service starts a new life
+                self._producer.expire()
                 self._turn(self._consumer.consume(self.batch_size, self._wait_time()))
         except BaseException:
             # A turn may have taken work out of its states for a transaction
@@ -161,9 +161,8 @@ class PartitionOwner[S: OwnedPartition](Service):
     # --- owning partitions ----------------------------------------------
 
     def _if_current(self, callback: Rebalanced) -> Rebalanced:
-        """``callback`` for this life's consumer only: one given up on is
-        closed on a thread of its own, and its assignment or revoke may come when the next
-        life owns the partitions."""
+        """``callback`` for this life's consumer only: one given up on is closed
+        on a thread of its own, maybe while the next life owns its partitions."""
 
         def called(consumer: Consumer, partitions: list[TopicPartition]) -> None:
             if consumer is self._consumer:
@@ -178,15 +177,19 @@ class PartitionOwner[S: OwnedPartition](Service):
         log.info("%s assigned %s", self.role, sorted(tp.partition for tp in partitions))
 
     def _own(self, partitions: list[int]) -> None:
-        """New states for ``partitions``, behind one transaction of barriers."""
+        """New states for ``partitions``, behind one transaction of barriers
+        written once their offsets are stable (barrier.py)."""
         if not partitions:
             return
-        assert self._producer is not None
+        assert self._producer is not None and self._consumer is not None
+        self._producer.unprepare()
+        committed = stable_offsets(self._consumer, self.owned.topic, partitions)
         keys = {p: self._barrier(p) for p in partitions}
         barriers = self._producer.barriers(self.owned.topic, keys, self.barrier_value)
         for p in partitions:
             self._forget(p)
-        self._states.update(self._new_states({p: barriers[p] + 1 for p in partitions}))
+        catch_up_to = {p: barriers[p] + 1 for p in partitions}
+        self._states.update(self._new_states(catch_up_to, committed))
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """After the new partitions' states are built; the consumer reads
@@ -202,15 +205,21 @@ class PartitionOwner[S: OwnedPartition](Service):
         for p in partitions:
             self._states.pop(p, None)
             self._forget(p)
+        if self._producer is not None:
+            self._producer.unprepare()
 
     def _transact(
-        self, partitions: list[int], offsets: list[TopicPartition], act: Callable[[Producer], None]
+        self,
+        offsets: list[TopicPartition],
+        act: Callable[[Producer], None],
+        prepare_next: list[TopicPartition] | None = None,
     ) -> bool:
-        """One transaction over ``partitions`` (owner_producer.py); False
+        """One transaction committing ``offsets`` (owner_producer.py); False
         when it was aborted, and the caller undoes what it took out of its
-        states."""
+        states. ``prepare_next``: as OwnerProducer.transact's."""
         assert self._producer is not None and self._consumer is not None
-        return self._producer.transact(offsets, self._consumer.consumer_group_metadata(), act)
+        metadata = self._consumer.consumer_group_metadata()
+        return self._producer.transact(offsets, metadata, act, prepare_next)
 
     def _restart(self, partitions: list[int]) -> None:
         """Owns ``partitions`` afresh: new barriers, and each read again from
@@ -226,20 +235,13 @@ class PartitionOwner[S: OwnedPartition](Service):
         """Releases this life's clients, also after a crash, so a restart
         starts clean."""
         try:
-            if self._consumer is not None and self._watch.lost():
-                # Nothing to say to a cluster it cannot reach, and closing a
-                # consumer in that state may never return (broker_watch.py);
-                # its revoke, on that thread, is ignored (_if_current).
-                abandoned, self._consumer = self._consumer, None
-                abandon(abandoned)
-            elif self._consumer is not None:
-                try:
-                    self._last_words()
-                finally:
-                    self._consumer.close()
+            if (consumer := self._consumer) is not None:
+                if self._watch.lost():  # abandoned: its revoke, on the thread
+                    self._consumer = None  # that closes it, is ignored (_if_current)
+                close_or_abandon(consumer, self._watch, self._last_words)
         finally:
             self._states.clear()
             self._close()
             if self._producer is not None:
-                self._producer.flush(5)
+                self._producer.close(5)
             self._consumer = self._producer = None

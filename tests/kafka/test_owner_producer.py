@@ -92,3 +92,30 @@ def test_a_zombies_transaction_begun_ahead_lands_before_the_heirs_barrier(owned:
     heir.close()
     for producer in (zombie, heirs):
         producer.close(5)
+
+
+@pytest.mark.parametrize("ending", ["unprepare", "expire", "close"])
+def test_a_transaction_begun_ahead_and_not_used_holds_no_one_back(
+    owned: Owned, ending: str
+) -> None:
+    """Given up before a change of ownership (unprepare), once old (expire:
+    a third of the transaction timeout, 2 s here) or at close: its pending
+    offsets would hold a new owner back until the broker aborted it."""
+    consumer = member(owned)
+    producer = OwnerProducer(owned, lanes=2)
+    positions = [TopicPartition(owned.topic, p, 0) for p in range(2)]
+    metadata = consumer.consumer_group_metadata()
+    assert producer.transact(positions, metadata, lambda p: None, prepare_next=positions)
+    wait_for(lambda: offsets_pending(owned), 10, "the offsets sent ahead")
+    if ending == "unprepare":
+        producer.unprepare()
+    elif ending == "expire":
+        # Within 5 s: before the broker would abort it (6 s, then its check).
+        wait_for(lambda: (producer.expire(), not offsets_pending(owned))[1], 5, "expired")
+    else:
+        producer.close(5)
+    assert not offsets_pending(owned)
+    if ending != "close":  # and the producer goes on
+        assert producer.transact(positions, metadata, lambda p: None)
+        producer.close(5)
+    consumer.close()

@@ -125,23 +125,24 @@ class OwnerProducer:
             return False
         return True
 
-    def unprepare(self) -> None:
+    def unprepare(self, timeout_s: float = 10) -> None:
         """Aborts the transaction prepared ahead, if any: its offsets would
         hold back a new owner of their partitions (``consumer.committed``
         waits for them, KIP-447), so it ends before partitions are owned
-        anew, revoked or left."""
+        anew, revoked or left. ``timeout_s``: for the abort, and at most the
+        transaction's life for its preparation."""
         prepared, self._prepared = self._prepared, None
         if prepared is None:
             return
         try:
-            self._wait(prepared.call)
+            self._wait(prepared.call, timeout_s)
         except ProducerFenced:
             raise
         except KafkaException as exc:
             self._abort(prepared.lane, prepared.offsets, exc)
             return
         try:
-            prepared.lane.abort_transaction(10)
+            prepared.lane.abort_transaction(timeout_s)
         except KafkaException as exc:
             raise ProducerFenced(exc.args[0]) from exc
 
@@ -175,7 +176,7 @@ class OwnerProducer:
             lambda: lane.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
         )
 
-    def _wait(self, call: Pending) -> None:
+    def _wait(self, call: Pending, timeout_s: float | None = None) -> None:
         """Waits for a ``send_offsets_to_transaction``, for the transaction's
         life. librdkafka ignores that call's timeout while the group
         coordinator it knows is gone (issues #5456 and #5511): a tracker
@@ -183,9 +184,10 @@ class OwnerProducer:
         stayed down. The call runs on a thread of its own, so the owner can
         walk away; its producer is then done (a new life fences it as it
         starts, so the call, if it ever ends, commits nothing)."""
-        if call.wait(self._timeout_s + 1) is not None:
+        waited = self._timeout_s + 1 if timeout_s is None else min(timeout_s, self._timeout_s + 1)
+        if call.wait(waited) is not None:
             self._hung = True
-            raise ProducerFenced(f"no answer to send_offsets_to_transaction in {self._timeout_s} s")
+            raise ProducerFenced(f"no answer to send_offsets_to_transaction in {waited} s")
 
     def _abort(self, lane: Producer, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):
@@ -213,7 +215,7 @@ class OwnerProducer:
             self._calls.close()
             return
         try:
-            self.unprepare()
+            self.unprepare(timeout_s=flush_timeout)
         except KafkaException as exc:
             log.info("a transaction begun ahead is left to the broker: %s", exc)
         for lane in self._lanes:

@@ -4,10 +4,11 @@ Partitions of the schedules topic are shared through a consumer group. The
 schedules themselves live in the (compacted) topic, so an owner reads its
 partitions from the start; the offsets its firings commit are there to
 fence it once the group has moved on (kafka/ownership/fencing.py), and no
-one reads from them. Per partition it keeps a ScheduleStore; the owner's one
-transactional producer fires every due partition in one transaction per
-turn: the target records and the tombstones of their schedules
-(scheduler/firing.py, kafka/ownership/owner_producer.py).
+one reads from them. Per partition it keeps a ScheduleStore; every due
+partition fires in one transaction per turn: the target records and the
+tombstones of their schedules (scheduler/firing.py), on two transactional
+producers taking turns, so the next transaction is begun while one commits
+(kafka/ownership/owner_producer.py).
 
 Nothing fires on a partition before the owner has read every record that
 was there when it took over (a barrier record it wrote itself tells it so):
@@ -219,7 +220,8 @@ class Scheduler(PartitionOwner[PartitionState]):
     def _new_states(
         self, catch_up_to: dict[int, int], committed: list[TopicPartition]
     ) -> dict[int, PartitionState]:
-        """Each read from the start (``committed`` only marks the fence)."""
+        """Each read from the start: the schedules are the topic, and the
+        committed offsets are only the fence."""
         return {p: PartitionState(partition=p, catch_up_to=end) for p, end in catch_up_to.items()}
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:

@@ -52,6 +52,18 @@ def offsets_pending(owned: Owned) -> bool:
     return False
 
 
+def begun_ahead(owned: Owned) -> tuple[Consumer, OwnerProducer, list[TopicPartition], object]:
+    """A member of the group and a two-lane producer that committed one
+    transaction and began the next, its offsets (both partitions') pending."""
+    consumer = member(owned)
+    producer = OwnerProducer(owned, lanes=2)
+    positions = [TopicPartition(owned.topic, p, 0) for p in range(2)]
+    metadata = consumer.consumer_group_metadata()
+    assert producer.transact(positions, metadata, lambda p: None, prepare_next=positions)
+    wait_for(lambda: offsets_pending(owned), 10, "the offsets sent ahead")
+    return consumer, producer, positions, metadata
+
+
 def test_a_zombies_transaction_begun_ahead_lands_before_the_heirs_barrier(owned: Owned) -> None:
     """The old owner begins its next transaction while one commits, sending
     offsets under its generation, then leaves the group without knowing it
@@ -59,12 +71,7 @@ def test_a_zombies_transaction_begun_ahead_lands_before_the_heirs_barrier(owned:
     The heir's stable offsets wait for that transaction, so its barrier,
     written after them as PartitionOwner._own does, comes after the
     zombie's record: the heir reads it before it acts."""
-    old = member(owned)
-    zombie = OwnerProducer(owned, lanes=2)
-    positions = [TopicPartition(owned.topic, p, 0) for p in range(2)]
-    metadata = old.consumer_group_metadata()
-    assert zombie.transact(positions, metadata, lambda producer: None, prepare_next=positions)
-    wait_for(lambda: offsets_pending(owned), 10, "the offsets sent ahead")
+    old, zombie, positions, metadata = begun_ahead(owned)
     old.close()  # the group moves on; the transaction begun ahead stays open
 
     heir, heirs = member(owned), OwnerProducer(dataclasses.replace(owned, slot="b"))
@@ -101,12 +108,7 @@ def test_a_transaction_begun_ahead_and_not_used_holds_no_one_back(
     """Given up before a change of ownership (unprepare), once old (expire:
     a third of the transaction timeout, 2 s here) or at close: its pending
     offsets would hold a new owner back until the broker aborted it."""
-    consumer = member(owned)
-    producer = OwnerProducer(owned, lanes=2)
-    positions = [TopicPartition(owned.topic, p, 0) for p in range(2)]
-    metadata = consumer.consumer_group_metadata()
-    assert producer.transact(positions, metadata, lambda p: None, prepare_next=positions)
-    wait_for(lambda: offsets_pending(owned), 10, "the offsets sent ahead")
+    consumer, producer, positions, metadata = begun_ahead(owned)
     if ending == "unprepare":
         producer.unprepare()
     elif ending == "expire":

@@ -44,7 +44,6 @@ class _Prepared:
     """A lane's next transaction, begun and its offsets sent ahead of time."""
 
     lane: Producer
-    covers: frozenset[tuple[str, int]]
     offsets: list[TopicPartition]
     call: Pending  # begin_transaction + send_offsets_to_transaction
     since: float  # time.monotonic()
@@ -108,10 +107,10 @@ class OwnerProducer:
         try:
             if prepared is None:
                 lane.begin_transaction()
-                covered: frozenset[tuple[str, int]] = frozenset()
+                covered: set[tuple[str, int]] = set()
             else:
                 self._wait(prepared.call)
-                covered = prepared.covers
+                covered = {(tp.topic, tp.partition) for tp in prepared.offsets}
             act(lane)
             if missing := [tp for tp in offsets if (tp.topic, tp.partition) not in covered]:
                 self._wait(self._send_offsets(lane, missing, group_metadata))
@@ -162,7 +161,6 @@ class OwnerProducer:
 
         self._prepared = _Prepared(
             lane,
-            frozenset((tp.topic, tp.partition) for tp in offsets),
             offsets,
             self._calls.submit(begin_and_send),
             time.monotonic(),

@@ -17,8 +17,10 @@ stable offset reaches its end.
   ``restart``: the owner comes back in its slot and its first
   ``init_transactions`` aborts it, before it even joins; ``no_restart``: the
   slot never comes back, and the broker aborts the transaction once it has
-  outlived its timeout (the session timeout), at its next check for expired
-  transactions.
+  outlived its timeout, at its next check for expired transactions; the
+  timeout is the session timeout less the broker's interval between those
+  checks (transaction_timeout.py), so that is done by the time the group has
+  noticed the death.
 """
 
 import multiprocessing
@@ -35,18 +37,20 @@ from confluent_kafka.admin import OffsetSpec
 
 from kmqadmin.kafka.admin.topics import admin_client, ensure_topics
 from kmqadmin.kafka.client.config import consumer_config, producer_config, session_timeout_s
+from kmqadmin.kafka.ownership.transaction_timeout import cleanup_interval_ms, transaction_timeout_ms
 
 TIMEOUT_S = 60.0
 
 
-def _dying_owner(bootstrap: str, topic: str, group: str, txn_id: str, ready: Connection) -> None:
+def _dying_owner(
+    bootstrap: str, topic: str, group: str, txn_id: str, producing: dict, ready: Connection
+) -> None:
     """Joins ``group``, opens a transaction on partition 0, says so, waits to be killed."""
     consumer = Consumer(consumer_config(bootstrap, group))
     consumer.subscribe([topic])
     while not consumer.assignment():
         consumer.poll(0.1)
-    timeout_ms = int(session_timeout_s() * 1000)
-    producer = Producer(producer_config(bootstrap, txn_id, {"transaction.timeout.ms": timeout_ms}))
+    producer = Producer(producer_config(bootstrap, txn_id, producing))
     producer.init_transactions(30)
     producer.begin_transaction()
     producer.produce(topic, b"open", partition=0)
@@ -78,10 +82,16 @@ def one_kill(bootstrap: str, design: str, case: str) -> float | None:
     topic = f"recovery-{uuid.uuid4().hex[:8]}"
     ensure_topics(bootstrap, {topic: 1})
     group, slot = f"{topic}-owners", "slot-a"
-    txn_id = f"kmq-owner-{topic}-0" if design == "per_partition" else f"kmq-{group}-{slot}"
+    if design == "per_partition":
+        # That design left the transaction timeout at the client's default.
+        txn_id, producing = f"kmq-owner-{topic}-0", {}
+    else:
+        timeout_ms = transaction_timeout_ms(bootstrap, {})
+        txn_id, producing = f"kmq-{group}-{slot}", {"transaction.timeout.ms": timeout_ms}
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    owner = ctx.Process(target=_dying_owner, args=(bootstrap, topic, group, txn_id, child))
+    args = (bootstrap, topic, group, txn_id, producing, child)
+    owner = ctx.Process(target=_dying_owner, args=args)
     owner.start()
     if not parent.poll(TIMEOUT_S):
         owner.kill()
@@ -114,7 +124,12 @@ def _recovery(bootstrap: str, rounds: int) -> dict:
         "per_partition": ["restart_or_not"],
         "per_owner": ["restart", "no_restart"],
     }
-    result: dict = {"session_timeout_s": session_timeout_s(), "rounds": rounds}
+    result: dict = {
+        "session_timeout_s": session_timeout_s(),
+        "transaction_cleanup_interval_ms": cleanup_interval_ms(bootstrap, {}),
+        "per_owner_transaction_timeout_ms": transaction_timeout_ms(bootstrap, {}),
+        "rounds": rounds,
+    }
     for design, design_cases in cases.items():
         result[design] = {
             case: sorted(one_kill(bootstrap, design, case) or -1 for _ in range(rounds))

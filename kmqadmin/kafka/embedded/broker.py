@@ -65,9 +65,9 @@ _SINGLE_NODE = {
     "group.share.session.timeout.ms": 6000,
     "group.initial.rebalance.delay.ms": 0,
     # A killed owner's open transaction holds back read_committed readers of
-    # its partitions until it is aborted: once it outlives its timeout (the
-    # session timeout, kafka/ownership/owner_producer.py), at the broker's
-    # next check, every 10 s by default (docs/production.md).
+    # its partitions until it is aborted: once it outlives its timeout, at the
+    # broker's next check, every 10 s by default; owners shorten their
+    # transactions by this (kafka/ownership/transaction_timeout.py).
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
     "num.partitions": 1,
     "default.replication.factor": 1,

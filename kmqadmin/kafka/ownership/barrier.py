@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 # committed() waits while a transaction that commits the partition's offset
-# is open: a dead owner's, until the broker aborts it (its transaction
-# timeout, then up to the broker's 10 s cleanup interval).
+# is open: a dead owner's, until the broker aborts it (by the time the group
+# noticed the death, transaction_timeout.py).
 STABLE_OFFSETS_TIMEOUT_S = 30
 
 

@@ -5,12 +5,10 @@ offsets with the consumer's group metadata, which the broker refuses from a
 member of an older generation, so an owner that lost its partitions cannot
 commit anything on them (fencing.py). Its transactional id is the owner's
 slot's (owned.py): a restarted owner in the same slot aborts what its
-predecessor left open as it starts. A transaction lives no longer than the
-group's session timeout: by the time a dead owner's partitions are handed
-to another, the broker is free to abort what it left open (Kafka aborts
-expired transactions every
-transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by
-default), and the new owner's barrier (barrier.py) waits for that.
+predecessor left open as it starts. One that never comes back leaves it to
+the broker, which aborts it by the time the group hands its partitions on
+(transaction_timeout.py); the new owner's barrier (barrier.py) waits for
+that.
 
 An owner that fires back to back (the scheduler) has two producers, lanes
 taking turns: while one commits, the other begins the next transaction and
@@ -30,11 +28,12 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from kmqadmin.kafka.client.bounded_call import CallThread, Pending
-from kmqadmin.kafka.client.config import producer_config, session_timeout_s
+from kmqadmin.kafka.client.config import producer_config
 
 from .barrier import write_barriers
 from .fencing import ProducerFenced, group_moved_on, producer_done, timed_out
 from .owned import Owned
+from .transaction_timeout import transaction_timeout_ms
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +60,11 @@ class OwnerProducer:
         (docs/scheduler.md). A lane costs a producer's threads and
         connections, so owners that are not timed to the millisecond keep one.
         """
-        timeout_ms = int(session_timeout_s(owned.kafka_config) * 1000)
-        extra = {"transaction.timeout.ms": timeout_ms, **owned.kafka_config}
+        extra = dict(owned.kafka_config)
+        if "transaction.timeout.ms" not in extra:
+            extra["transaction.timeout.ms"] = transaction_timeout_ms(
+                owned.bootstrap_servers, owned.kafka_config
+            )
         configs = [
             producer_config(owned.bootstrap_servers, transactional_id=tid, extra=extra)
             for tid in owned.transactional_ids(lanes)

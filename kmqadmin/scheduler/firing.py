@@ -49,7 +49,7 @@ class Firing:
 def due(states: Iterable[PartitionState], now: int, budget: int) -> list[Firing]:
     """Up to ``budget`` schedules due at ``now`` on the caught-up partitions,
     the most overdue partition first. The budget keeps a turn's transaction
-    well inside its timeout (the session timeout) after a backlog; the rest
+    well inside its timeout (transaction_timeout.py) after a backlog; the rest
     is due at once, so the next turn follows without a wait."""
     ready = [
         (first, state)

@@ -18,9 +18,9 @@ stable offset reaches its end.
   ``init_transactions`` aborts it, before it even joins; ``no_restart``: the
   slot never comes back, and the broker aborts the transaction once it has
   outlived its timeout, at its next check for expired transactions; the
-  timeout is the session timeout less the broker's interval between those
-  checks (transaction_timeout.py), so that is done by the time the group has
-  noticed the death.
+  timeout is the session timeout less the heartbeat interval and the
+  broker's interval between those checks (transaction_timeout.py), so that
+  is done by the time the group has noticed the death.
 """
 
 import multiprocessing

@@ -37,6 +37,9 @@ READ_TIMEOUT_S = 10.0
 
 # Per bootstrap list: the broker setting cannot change without a restart.
 _intervals: dict[str, int] = {}
+# Bootstrap lists whose too-long interval was warned of: once per process,
+# not once per owner started.
+_warned: set[str] = set()
 
 
 def transaction_timeout_ms(bootstrap_servers: str, kafka_config: Mapping[str, Any]) -> int:
@@ -49,6 +52,9 @@ def transaction_timeout_ms(bootstrap_servers: str, kafka_config: Mapping[str, An
     timeout_ms, floor_ms = session_ms - heartbeat_ms - interval_ms, session_ms // 2
     if timeout_ms >= floor_ms:
         return timeout_ms
+    if bootstrap_servers in _warned:
+        return floor_ms
+    _warned.add(bootstrap_servers)
     log.warning(
         "the brokers check for expired transactions every %d ms, too seldom for a %d ms "
         "session timeout: an owner killed mid-transaction and not restarted holds back "

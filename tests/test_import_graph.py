@@ -36,7 +36,7 @@ KAFKA_LAYERS = {
     "client": (),
     "protocol": ("client",),
     "admin": ("client", "protocol"),
-    "ownership": ("client",),
+    "ownership": ("client", "admin"),
     "share_consumer": ("client", "protocol"),
     "inspect": ("client", "admin"),
     "embedded": ("client", "admin"),

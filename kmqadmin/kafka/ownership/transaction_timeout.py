@@ -23,9 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kmqadmin.kafka.admin.topics import admin_client
+from kmqadmin.kafka.admin.broker_settings import broker_setting
 from kmqadmin.kafka.client.config import GROUP_TIMEOUTS, session_timeout_s
 
 log = logging.getLogger(__name__)
@@ -75,7 +74,8 @@ def cleanup_interval_ms(bootstrap_servers: str, kafka_config: Mapping[str, Any])
     if (known := _intervals.get(bootstrap_servers)) is not None:
         return known
     try:
-        interval = _read_interval(bootstrap_servers, kafka_config)
+        values = broker_setting(bootstrap_servers, kafka_config, CLEANUP_INTERVAL, READ_TIMEOUT_S)
+        interval = max(int(value) for value in values.values())
     except (KafkaException, TimeoutError, KeyError, ValueError) as exc:
         log.warning(
             "cannot read %s from the brokers (%s); assuming Kafka's default, %d ms",
@@ -86,13 +86,3 @@ def cleanup_interval_ms(bootstrap_servers: str, kafka_config: Mapping[str, Any])
         return KAFKA_DEFAULT_CLEANUP_INTERVAL_MS
     _intervals[bootstrap_servers] = interval
     return interval
-
-
-def _read_interval(bootstrap_servers: str, kafka_config: Mapping[str, Any]) -> int:
-    admin = admin_client(bootstrap_servers, kafka_config)
-    brokers = admin.list_topics(timeout=READ_TIMEOUT_S).brokers
-    resources = [ConfigResource(ResourceType.BROKER, str(node)) for node in brokers]
-    described = admin.describe_configs(resources, request_timeout=READ_TIMEOUT_S)
-    return max(
-        int(future.result(READ_TIMEOUT_S)[CLEANUP_INTERVAL].value) for future in described.values()
-    )

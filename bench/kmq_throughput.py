@@ -7,6 +7,7 @@ it in the same run, on the same embedded broker, so results read as ratios.
 """
 
 import argparse
+import json
 import multiprocessing
 import statistics
 import sys
@@ -250,9 +251,15 @@ def _run_tracker(config: QueueConfig) -> None:
     RedeliveryTracker(config).run()
 
 
-def accuracy(bootstrap: str, drop: float, n: int, timeout_ms: int) -> dict:
-    """Redelivery time minus deadline, from the copy's CreateTime and the start marker."""
-    config = new_queue(bootstrap, message_timeout_ms=timeout_ms, max_redeliveries=5)
+def accuracy(
+    bootstrap: str, drop: float, n: int, timeout_ms: int, kafka_config: dict | None = None
+) -> dict:
+    """Redelivery time minus deadline, from the copy's CreateTime and the start marker.
+
+    ``kafka_config``: librdkafka settings for the queue's clients, to take a
+    cause apart (docs/queue.md: ``{"retry.backoff.ms": 100}``)."""
+    settings = {"message_timeout_ms": timeout_ms, "max_redeliveries": 5}
+    config = new_queue(bootstrap, kafka_config=kafka_config or {}, **settings)
     fill(bootstrap, config.topic, n, 100)
     tracker = multiprocessing.get_context("spawn").Process(target=_run_tracker, args=(config,))
     tracker.start()
@@ -299,6 +306,12 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=1_000_000)
     parser.add_argument("--only", choices=("throughput", "tracker", "redelivery_accuracy"))
     parser.add_argument("--accuracy-messages", type=int, default=20_000)
+    parser.add_argument(
+        "--accuracy-kafka-config",
+        type=json.loads,
+        default={},
+        help="librdkafka settings (JSON) for the redelivery accuracy queues' clients",
+    )
     args = parser.parse_args()
     sections = {
         "throughput": lambda b: [
@@ -306,7 +319,8 @@ def main() -> None:
         ],
         "tracker": lambda b: open_markers(b, args.open),
         "redelivery_accuracy": lambda b: [
-            accuracy(b, drop, args.accuracy_messages, 5000) for drop in (0.01, 0.10)
+            accuracy(b, drop, args.accuracy_messages, 5000, args.accuracy_kafka_config)
+            for drop in (0.01, 0.10)
         ],
     }
     report({k: v for k, v in sections.items() if args.only in (None, k)})

@@ -126,24 +126,85 @@ def io_floor_consume(config: QueueConfig, n: int, batch: int, batch_ends: bool =
     return rate
 
 
-def kmq_consume(config: QueueConfig, n: int, batch: int) -> float:
+def kmq_consume(config: QueueConfig, n: int, batch: int, each: bool = True) -> float:
+    """Our client: a poll, then an ack() per message, or (``each`` false) one
+    ack_all() per batch."""
     with QueueClient(config) as client:
 
         def poll() -> int:
             batch_ = client.poll(batch, 1.0)
-            for message in batch_:
-                client.ack(message)
+            if each:
+                for message in batch_:
+                    client.ack(message)
+            else:
+                client.ack_all(batch_)
             return len(batch_)
 
         return rate_after_first(poll, n)
 
 
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    consumer = Consumer(consumer_config(bootstrap, f"ends-{uuid.uuid4().hex}"))
+    try:
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1]
+            for p in range(PARTITIONS)
+        }
+    finally:
+        consumer.close()
+
+
+def count_records(bootstrap: str, topic: str) -> int:
+    """Records (not offsets) in ``topic``, read to its current end."""
+    ends = end_offsets(bootstrap, topic)
+    consumer = Consumer(consumer_config(bootstrap, f"count-{uuid.uuid4().hex}"))
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    counted = 0
+    while any(
+        consumer.position([TopicPartition(topic, p)])[0].offset < end for p, end in ends.items()
+    ):
+        counted += sum(1 for r in consumer.consume(10_000, 0.5) if r.error() is None)
+    consumer.close()
+    return counted
+
+
+def tracker_digest(config: QueueConfig, n: int) -> float:
+    """Messages per second a tracker digests the client's markers at, timed
+    from its assignment until it has read every marker the client wrote."""
+    ends = end_offsets(config.bootstrap_servers, config.markers_topic)
+    tracker = RedeliveryTracker(config)
+    tracker.start()
+    try:
+        deadline = time.monotonic() + 120
+        while len(tracker.stats().partitions) < PARTITIONS:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the tracker was not assigned every markers partition")
+            time.sleep(0.005)
+        started = time.perf_counter()
+        while any(s.next_offset < ends[p] for p, s in list(tracker._states.items())):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the tracker did not read the client's markers")
+            time.sleep(0.005)
+        return n / (time.perf_counter() - started)
+    finally:
+        tracker.stop()
+
+
 def throughput(bootstrap: str, n: int, size: int, batch: int) -> dict:
+    """Plain, the I/O floor and our client with an ack() each on one queue;
+    our client with ack_all() on a second, whose markers a tracker then
+    digests: the queue sustains the slower of the two."""
     config = new_queue(bootstrap)
     fill(bootstrap, config.topic, n, size)
     plain = plain_consume(config, n)
     floor = io_floor_consume(config, n, batch)
     kmq = kmq_consume(config, n, batch)
+    batched = new_queue(bootstrap)
+    fill(bootstrap, batched.topic, n, size)
+    whole = kmq_consume(batched, n, batch, each=False)
+    marker_records = count_records(bootstrap, batched.markers_topic)
+    digest = tracker_digest(batched, n)
+    sustained = min(whole, digest)
     return {
         "messages": n,
         "message_bytes": size,
@@ -154,6 +215,11 @@ def throughput(bootstrap: str, n: int, size: int, batch: int) -> dict:
         "kmq_vs_plain": round(kmq / plain, 3),
         "io_floor_vs_plain": round(floor / plain, 3),
         "kmq_vs_io_floor": round(kmq / floor, 3),
+        "kmq_client_ack_all_msgs_per_s": round(whole),
+        "marker_records_per_message": round(marker_records / n, 3),
+        "tracker_digest_msgs_per_s": round(digest),
+        "sustained_msgs_per_s": round(sustained),
+        "sustained_vs_plain": round(sustained / plain, 3),
     }
 
 

@@ -6,11 +6,12 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, Producer
 
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.checked_producer import CheckedProducer
 from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig, UpcomingView, wire
 from tests.process import wait_for
 from tests.schedule_helpers import PARTITIONS, fired, fired_ids, in_seconds
@@ -257,3 +258,55 @@ def test_versions_written_by_a_java_partitioner_are_cancelled_by_ours(
         r.key().decode(): r.partition() for r in fired(schedules, schedules.topic) if r.value()
     }
     assert {sid: partitions[sid] for sid in ids} == {sid: versions[sid] for sid in ids}
+
+
+def test_java_batched_schedules_fire_once_while_ownership_moves(
+    schedules: SchedulerConfig, target: str
+) -> None:
+    """Schedules from another producer: the Java client's partitioner, big
+    lingering lz4 batches (many schedules per record batch), written in waves
+    while a second scheduler joins and the first leaves. Each partition's
+    new owner starts from what the old one committed, mid-batch, and must
+    neither skip nor fire again what the batch holds."""
+    java_like = Producer(
+        producer_config(
+            schedules.bootstrap_servers,
+            extra={
+                "partitioner": "murmur2",
+                "linger.ms": 50,
+                "batch.size": 1_000_000,
+                "compression.type": "lz4",
+            },
+        )
+    )
+    ids: list[str] = []
+
+    def wave(n: int) -> None:
+        for i in range(n):
+            ids.append(sid := f"java-{len(ids)}")
+            at = round(in_seconds(1 + 4 * i / n) * 1000)
+            headers = wire.schedule_headers(at, target, None, [])
+            java_like.produce(schedules.topic, key=sid.encode(), value=b"v", headers=headers)
+        assert java_like.flush(30) == 0
+
+    # Small turns: a new owner reads what was fired before it over many
+    # turns, with tombstones behind the versions they cancel.
+    first, second = Scheduler(schedules, batch_size=200), Scheduler(schedules, batch_size=200)
+    first.start()
+    try:
+        wait_for(lambda: first.stats().partitions == (0, 1, 2), 30, "the first to own all")
+        wave(1000)
+        second.start()
+        wave(1000)
+        wait_for(lambda: second.stats().partitions, 30, "the second to own partitions")
+        wait_for(lambda: fired_ids(schedules, target).total() >= 500, 30, "some fired")
+        first.stop()
+        wave(1000)
+        wait_for(lambda: second.stats().partitions == (0, 1, 2), 30, "the takeover")
+        wait_for(lambda: fired_ids(schedules, target).keys() >= set(ids), 60, "all fired")
+    finally:
+        first.stop()
+        second.stop()
+    fires = fired_ids(schedules, target)
+    assert {sid: n for sid, n in fires.items() if n > 1} == {}
+    assert fires.keys() == set(ids)

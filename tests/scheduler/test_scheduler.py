@@ -265,9 +265,9 @@ def test_java_batched_schedules_fire_once_while_ownership_moves(
 ) -> None:
     """Schedules from another producer: the Java client's partitioner, big
     lingering lz4 batches (many schedules per record batch), written in waves
-    while a second scheduler joins and the first leaves. Each partition's
-    new owner starts from what the old one committed, mid-batch, and must
-    neither skip nor fire again what the batch holds."""
+    while a second scheduler joins and the first leaves. A partition's new
+    owner reads it from the start, batch by batch, and must neither skip a
+    schedule nor fire one whose tombstone is further on."""
     java_like = Producer(
         producer_config(
             schedules.bootstrap_servers,

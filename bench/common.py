@@ -78,6 +78,14 @@ def _consumer_with_ends(
         time.sleep(0.2)
 
 
+def end_offsets(bootstrap_servers: str, topic: str, partitions: int) -> list[int]:
+    """Each partition's end offset, as a read_committed consumer sees it now."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer, ends = _consumer_with_ends(bootstrap_servers, tps, None)
+    consumer.close()
+    return ends
+
+
 def read_topic(
     bootstrap_servers: str,
     topic: str,

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench.common import read_topic, report, rss_bytes
+from bench.common import end_offsets, read_topic, report, rss_bytes
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
@@ -143,35 +143,10 @@ def kmq_consume(config: QueueConfig, n: int, batch: int, each: bool = True) -> f
         return rate_after_first(poll, n)
 
 
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    consumer = Consumer(consumer_config(bootstrap, f"ends-{uuid.uuid4().hex}"))
-    try:
-        return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1]
-            for p in range(PARTITIONS)
-        }
-    finally:
-        consumer.close()
-
-
-def count_records(bootstrap: str, topic: str) -> int:
-    """Records (not offsets) in ``topic``, read to its current end."""
-    ends = end_offsets(bootstrap, topic)
-    consumer = Consumer(consumer_config(bootstrap, f"count-{uuid.uuid4().hex}"))
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-    counted = 0
-    while any(
-        consumer.position([TopicPartition(topic, p)])[0].offset < end for p, end in ends.items()
-    ):
-        counted += sum(1 for r in consumer.consume(10_000, 0.5) if r.error() is None)
-    consumer.close()
-    return counted
-
-
 def tracker_digest(config: QueueConfig, n: int) -> float:
     """Messages per second a tracker digests the client's markers at, timed
     from its assignment until it has read every marker the client wrote."""
-    ends = end_offsets(config.bootstrap_servers, config.markers_topic)
+    ends = end_offsets(config.bootstrap_servers, config.markers_topic, PARTITIONS)
     tracker = RedeliveryTracker(config)
     tracker.start()
     try:
@@ -202,7 +177,7 @@ def throughput(bootstrap: str, n: int, size: int, batch: int) -> dict:
     batched = new_queue(bootstrap)
     fill(bootstrap, batched.topic, n, size)
     whole = kmq_consume(batched, n, batch, each=False)
-    marker_records = count_records(bootstrap, batched.markers_topic)
+    marker_records = len(read_topic(bootstrap, batched.markers_topic, PARTITIONS))
     digest = tracker_digest(batched, n)
     sustained = min(whole, digest)
     return {

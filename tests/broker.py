@@ -68,3 +68,11 @@ def kafka() -> Iterator[EmbeddedBroker | ExternalBroker]:
         # run with their reconnect attempts.
         clients.close()
         gc.collect()
+
+
+@pytest.fixture(scope="module")
+def own_broker() -> Iterator[EmbeddedBroker]:
+    """A broker of the module's own, to stop or pause: the session's serves
+    the others."""
+    with EmbeddedBroker(overrides=SUITE_SETTINGS) as broker:
+        yield broker

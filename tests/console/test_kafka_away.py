@@ -4,7 +4,6 @@ with Retry-After, and the live views recover by themselves."""
 import os
 import signal
 import time
-from collections.abc import Iterator
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -101,13 +100,6 @@ def test_a_secured_cluster_that_does_not_answer_is_a_503_in_time(
     assert response["Retry-After"] == str(availability.RETRY_AFTER_S)
     assert stalled in response.json()["detail"]
     assert took < ANSWERS_WITHIN_S
-
-
-@pytest.fixture(scope="module")
-def own_broker() -> Iterator[EmbeddedBroker]:
-    """A broker of this module's own, to stop: the session's serves the others."""
-    with EmbeddedBroker() as broker:
-        yield broker
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -14,27 +14,16 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Iterator
-
-import pytest
 
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.scheduler import ScheduleClient, Scheduler, SchedulerConfig
-from tests.broker import SUITE_SETTINGS
 from tests.process import wait_for
 from tests.schedule_helpers import PARTITIONS, fired_ids, in_seconds
 
 SCHEDULES = 2000
 EVERY_S = 0.01  # due one after another, so a turn always prepares the next
 STALL_S = 10  # over twice the transaction timeout
-
-
-@pytest.fixture(scope="module")
-def own_broker() -> Iterator[EmbeddedBroker]:
-    """A broker of this module's own, to stop: the session's serves the others."""
-    with EmbeddedBroker(overrides=SUITE_SETTINGS) as broker:
-        yield broker
 
 
 def test_a_broker_stalled_while_firing_loses_and_doubles_nothing(

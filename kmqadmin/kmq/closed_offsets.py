@@ -24,7 +24,7 @@ import base64
 import binascii
 import logging
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 log = logging.getLogger(__name__)
 
@@ -48,29 +48,46 @@ class ClosedOffsets:
         return len(self._lows)
 
     def add(self, offset: int) -> None:
-        lows, highs = self._lows, self._highs
+        highs = self._highs
         if highs and highs[-1] == offset:  # the common case: acks in order
             highs[-1] = offset + 1
             return
-        if offset < 0:
-            return  # no record's: the tracker's barrier end markers
-        i = bisect_right(lows, offset)
-        if i > 0 and highs[i - 1] > offset:
-            return  # already closed
-        joins_below = i > 0 and highs[i - 1] == offset
-        joins_above = i < len(lows) and lows[i] == offset + 1
-        if joins_below and joins_above:
-            highs[i - 1] = highs[i]
-            del lows[i], highs[i]
-        elif joins_below:
-            highs[i - 1] = offset + 1
-        elif joins_above:
-            lows[i] = offset
-        else:
-            lows.insert(i, offset)
-            highs.insert(i, offset + 1)
-            if len(lows) > self.max_ranges:
-                del lows[0], highs[0]
+        self.add_range(offset, offset + 1)
+
+    def add_range(self, low: int, high: int) -> None:
+        """Closes [low, high), merging with the ranges it touches."""
+        low = max(low, 0)  # no record's below 0: the tracker's barrier end markers
+        if low >= high:
+            return
+        lows, highs = self._lows, self._highs
+        if highs and lows[-1] <= low <= highs[-1]:  # the common case: at the newest range
+            highs[-1] = max(highs[-1], high)
+            return
+        i = bisect_left(highs, low)  # the first range that ends at or after low
+        j = bisect_right(lows, high)  # past the last range that starts at or before high
+        if i < j:  # touches ranges i..j-1: one range covers them all
+            low, high = min(low, lows[i]), max(high, highs[j - 1])
+            del lows[i + 1 : j], highs[i + 1 : j]
+            lows[i], highs[i] = low, high
+            return
+        lows.insert(i, low)
+        highs.insert(i, high)
+        if len(lows) > self.max_ranges:
+            del lows[0], highs[0]
+
+    def gaps(self, low: int, high: int) -> list[tuple[int, int]]:
+        """The runs of [low, high) that are not closed, as [first, last] pairs."""
+        lows, highs = self._lows, self._highs
+        i = bisect_right(highs, low)  # the first range that ends after low
+        out, at = [], low
+        while i < len(lows) and lows[i] < high:
+            if lows[i] > at:
+                out.append((at, lows[i] - 1))
+            at = max(at, highs[i])
+            i += 1
+        if at < high:
+            out.append((at, high - 1))
+        return out
 
     def to_metadata(self, max_chars: int = METADATA_CHARS) -> str:
         """The newest ranges that fit in ``max_chars``, as offset-commit metadata:

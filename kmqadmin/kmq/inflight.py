@@ -190,22 +190,21 @@ class InFlightView:
 
     def _apply(self, record: KafkaMessage) -> None:
         try:
-            partition, offset = markers.decode_key(record.key())
-            kind, deadline, _ = markers.decode_value(record.value())
-            if kind is MarkerType.START:
-                deadline = markers.start_deadline(deadline, record.timestamp()[1])
+            marker = markers.decode(record.key(), record.value(), record.timestamp()[1])
         except markers.MarkerError:
             self.skipped += 1  # the tracker logs it with its coordinates
             return
-        if partition != record.partition() or offset < 0:
+        if marker.partition != record.partition() or marker.first < 0:
             self.skipped += 1  # the tracker skips it too: it names no delivery of this partition
             return
-        entries = self._open.get(partition)
+        entries = self._open.get(marker.partition)
         if entries is None:
-            entries = self._open[partition] = SortedDict()
+            entries = self._open[marker.partition] = SortedDict()
+        kind, first, last = marker.kind, marker.first, marker.last
         if kind is MarkerType.START:
-            entries[offset] = deadline
+            entries.update(dict.fromkeys(range(first, last + 1), marker.deadline))
         elif kind is MarkerType.END:
-            entries.pop(offset, None)
-        elif offset in entries:
-            entries[offset] = deadline if kind is MarkerType.EXTEND else 0
+            for offset in list(entries.irange(first, last)):
+                del entries[offset]
+        elif first in entries:
+            entries[first] = marker.deadline if kind is MarkerType.EXTEND else 0

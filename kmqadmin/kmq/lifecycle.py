@@ -36,6 +36,8 @@ QUEUE_WINDOW = 20_000
 MARKERS_WINDOW = 100_000
 DLQ_WINDOW = 20_000
 
+# The compact format's range markers, which a copy may lie inside.
+_RANGES = (MarkerType.START_RANGE, MarkerType.END_RANGE)
 _MARKER_EVENT = {
     MarkerType.START: "started",
     MarkerType.REDELIVER_NOW: "retry asked",
@@ -146,12 +148,22 @@ class LifecycleFinder:
 
     def _read_markers(self, story: Lifecycle, partition: int, since_ms: int) -> list[KafkaMessage]:
         # Compared as bytes: no decode per marker, and a malformed key is
-        # simply not one of them.
+        # simply not one of them. A compact range is decoded to see whether
+        # a copy lies inside it.
         keys = {markers.encode_key(partition, offset) for offset in story.copies}
         found: list[KafkaMessage] = []
 
         def concerns(record: KafkaMessage) -> bool:
-            return record.key() in keys
+            if record.key() in keys:
+                return True
+            value = record.value()
+            if not value or value[0] not in _RANGES:
+                return False
+            try:
+                marker = markers.decode(record.key(), value, 0)
+            except markers.MarkerError:
+                return False
+            return any(marker.first <= copy <= marker.last for copy in story.copies)
 
         topic = self.config.markers_topic
         start = self._offset_at(topic, partition, since_ms)
@@ -214,26 +226,15 @@ def _events(
         (headers.find_in(letter, headers.DLQ_REASON) or b"").decode(errors="replace")
         for letter in letters
     ]
+    offsets = [record.offset() for record in copies]
     for record in sorted(marks, key=lambda r: r.offset()):
-        _, copy = markers.decode_key(record.key())
         at = record.timestamp()[1]
         try:
-            kind, deadline, extra = markers.decode_value(record.value())
-            if kind is MarkerType.START:
-                deadline = markers.start_deadline(deadline, at)
+            marker = markers.decode(record.key(), record.value(), at)
         except markers.MarkerError:
             continue
-        if kind is not MarkerType.END:
-            detail = extra.decode(errors="replace") if kind is MarkerType.REJECT else ""
-            if deadline:
-                detail = f"deadline {utc_text(deadline)}"
-            events.append(Event(at, _MARKER_EVENT[kind], copy, detail))
-        elif copy in following and following[copy][1]:
-            events.append(Event(at, "ended by redelivery", copy, f"copy {following[copy][0]}"))
-        elif reasons:
-            events.append(Event(at, "dead-lettered", copy, reasons.pop(0)))
-        else:
-            events.append(Event(at, "acked", copy))
+        for copy in (o for o in offsets if marker.first <= o <= marker.last):
+            events.append(_marker_event(marker, at, copy, following, reasons))
     events.sort(key=lambda e: (e.at_ms, e.offset))
     return events
 
@@ -248,6 +249,25 @@ def _copy_events(copies: list[KafkaMessage]) -> list[Event]:
         stamp = "log append time" if record.timestamp()[0] == 2 else "create time"
         events.append(Event(record.timestamp()[1], kind, record.offset(), stamp))
     return events
+
+
+def _marker_event(
+    marker: markers.Marker,
+    at: int,
+    copy: int,
+    following: dict[int, tuple[int, bool]],
+    reasons: list[str],
+) -> Event:
+    if marker.kind is not MarkerType.END:
+        detail = marker.reason.decode(errors="replace") if marker.kind is MarkerType.REJECT else ""
+        if marker.deadline:
+            detail = f"deadline {utc_text(marker.deadline)}"
+        return Event(at, _MARKER_EVENT[marker.kind], copy, detail)
+    if copy in following and following[copy][1]:
+        return Event(at, "ended by redelivery", copy, f"copy {following[copy][0]}")
+    if reasons:
+        return Event(at, "dead-lettered", copy, reasons.pop(0))
+    return Event(at, "acked", copy)
 
 
 def _share_events(copies: list[KafkaMessage], letters: list[KafkaMessage]) -> list[Event]:

@@ -1,6 +1,7 @@
-"""The marker wire format, byte-compatible with SoftwareMill kmq.
+"""The marker wire format: SoftwareMill kmq's, byte for byte, and our compact ranges.
 
-Key: int32 queue partition + int64 queue offset, big-endian (12 bytes).
+Key: int32 queue partition + int64 queue offset, big-endian (12 bytes); for
+a range marker, the range's first offset.
 Value: one type byte; START carries an int64 big-endian message timeout in
 ms, counted from the marker record's own timestamp, as kmq writes it
 (KmqClient: StartMarker(msgTimeoutMs); its tracker: timestamp + value);
@@ -10,10 +11,29 @@ an ack in kmq's own tracker.
 
 kmqadmin once wrote START with an epoch-ms deadline instead; a START value
 at or above ABSOLUTE_FROM is still read that way (start_deadline).
+
+The compact format (a queue's ``marker_format="compact"``) adds two range
+markers, so a poll batch costs one start record per partition and an
+acknowledged batch one end record, instead of one of each per message:
+
+- START_RANGE, 17 bytes: 0x05, the int64 timeout (or deadline) as START's,
+  then the int64 last offset of the range; every offset from the key's to
+  it (both included) is a record the client handed out. The client splits
+  a batch's starts at offset gaps and at MAX_SPAN offsets.
+- END_RANGE, 9 bytes: 0x06, then the int64 last offset; it ends every open
+  delivery from the key's offset to it, and may span gaps.
+
+Both formats use the per-message markers for per-message actions (release,
+reject, extend, and an ack outside any run). A range whose last offset is
+below its first, that spans more than MAX_SPAN offsets, or that starts
+below 0 is no marker (MarkerError). kmq's own tracker reads 0x05 and 0x06
+as an end of the first offset: a compact queue is not for kmq's clients.
 """
 
 import struct
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import NamedTuple
 
 KEY = struct.Struct(">iq")
 DEADLINE = struct.Struct(">q")
@@ -23,6 +43,12 @@ ABSOLUTE_FROM = 10**11
 # A deadline is held as an int64 (open_set's columns); a timeout plus a
 # timestamp beyond that is garbage from a hostile producer.
 DEADLINE_MIN, DEADLINE_MAX = -(2**63), 2**63 - 1
+START_RANGE_VALUE = struct.Struct(">bqq")  # type, timeout or deadline, last offset
+END_RANGE_VALUE = struct.Struct(">bq")  # type, last offset
+# The most offsets one range marker covers: a poll batch is far smaller, and
+# a reader (the console's view holds offsets one by one) must not be made to
+# hold millions for one record.
+MAX_SPAN = 1 << 14
 
 
 class MarkerType(IntEnum):
@@ -31,6 +57,8 @@ class MarkerType(IntEnum):
     REDELIVER_NOW = 0x02
     EXTEND = 0x03
     REJECT = 0x04
+    START_RANGE = 0x05
+    END_RANGE = 0x06
 
 
 class MarkerError(ValueError):
@@ -79,23 +107,92 @@ END = b"\x00"
 REDELIVER_NOW = b"\x02"
 
 
-def decode_value(data: bytes | None) -> tuple[MarkerType, int, bytes]:
-    """(type, its int64 or 0, trailing payload such as a reject reason).
+def start_range(timeout_ms: int, last: int) -> bytes:
+    """START for every offset from the key's to ``last``, due as START's."""
+    return START_RANGE_VALUE.pack(MarkerType.START_RANGE, timeout_ms, last)
 
-    The int64 is EXTEND's epoch-ms deadline, and START's timeout: resolve that
-    with start_deadline and the record's timestamp."""
-    if not data:
-        raise MarkerError("marker value is empty; it must start with a type byte 0x00-0x04")
+
+def end_range(last: int) -> bytes:
+    """END for every offset from the key's to ``last``."""
+    return END_RANGE_VALUE.pack(MarkerType.END_RANGE, last)
+
+
+def spans(offsets: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted distinct ``offsets`` as (first, last) runs of consecutive ones,
+    none longer than a range marker may be (MAX_SPAN)."""
+    found: list[tuple[int, int]] = []
+    first = last = offsets[0]
+    for offset in offsets[1:]:
+        if offset != last + 1 or offset - first >= MAX_SPAN:
+            found.append((first, last))
+            first = offset
+        last = offset
+    found.append((first, last))
+    return found
+
+
+def compact_ends(offsets: Sequence[int]) -> list[tuple[int, bytes]]:
+    """The compact format's acks of sorted distinct ``offsets``: (key offset,
+    value) of an END_RANGE per run, or kmq's END for a run of one."""
+    return [(first, end_range(last) if last > first else END) for first, last in spans(offsets)]
+
+
+class Marker(NamedTuple):
+    """A decoded marker. A range marker is its per-message kind (START or
+    END) over ``first``..``last``; a per-message marker has first == last."""
+
+    kind: MarkerType
+    partition: int
+    first: int
+    last: int
+    deadline: int  # epoch ms: START's resolved, EXTEND's; else 0
+    reason: bytes  # REJECT's; else b""
+
+
+def decode(key: bytes | None, value: bytes | None, timestamp: int) -> Marker:
+    """The marker a record holds, ``timestamp`` being the record's; MarkerError
+    saying which rule the bytes break when they are not one."""
+    partition, first = decode_key(key)
+    if not value:
+        raise MarkerError("marker value is empty; it must start with a type byte 0x00-0x06")
     try:
-        kind = MarkerType(data[0])
+        kind = MarkerType(value[0])
     except ValueError:
-        raise MarkerError(f"unknown marker type 0x{data[0]:02x}") from None
+        raise MarkerError(f"unknown marker type 0x{value[0]:02x}") from None
+    last, deadline, reason = first, 0, b""
     if kind in (MarkerType.START, MarkerType.EXTEND):
-        if len(data) != 1 + DEADLINE.size:
-            raise MarkerError(f"{kind.name} marker must be 9 bytes (type + int64), got {len(data)}")
-        return kind, DEADLINE.unpack_from(data, 1)[0], b""
-    if kind is MarkerType.REJECT:
-        return kind, 0, data[1:]
-    if len(data) != 1:
-        raise MarkerError(f"{kind.name} marker must be 1 byte, got {len(data)}")
-    return kind, 0, b""
+        _expect_size(kind, value, 1 + DEADLINE.size)
+        deadline = DEADLINE.unpack_from(value, 1)[0]
+    elif kind is MarkerType.START_RANGE:
+        _expect_size(kind, value, START_RANGE_VALUE.size)
+        _, deadline, last = START_RANGE_VALUE.unpack(value)
+        kind = MarkerType.START
+    elif kind is MarkerType.END_RANGE:
+        _expect_size(kind, value, END_RANGE_VALUE.size)
+        _, last = END_RANGE_VALUE.unpack(value)
+        _check_range(kind, first, last)
+        kind = MarkerType.END
+    elif kind is MarkerType.REJECT:
+        reason = value[1:]
+    else:
+        _expect_size(kind, value, 1)
+    if kind is MarkerType.START:
+        # No record sits below 0: once due, its read-back could never succeed.
+        _check_range(value[0], first, last)
+        deadline = start_deadline(deadline, timestamp)
+    return Marker(kind, partition, first, last, deadline, reason)
+
+
+def _expect_size(kind: MarkerType, value: bytes, size: int) -> None:
+    if len(value) != size:
+        what = "byte" if size == 1 else "bytes"
+        raise MarkerError(f"{kind.name} marker must be {size} {what}, got {len(value)}")
+
+
+def _check_range(kind: int, first: int, last: int) -> None:
+    if first < 0:
+        raise MarkerError(f"{MarkerType(kind).name} for queue offset {first}, below any record")
+    if last < first:
+        raise MarkerError(f"range {first}..{last} is empty or reversed")
+    if last - first >= MAX_SPAN:
+        raise MarkerError(f"range {first}..{last} spans more than {MAX_SPAN} offsets")

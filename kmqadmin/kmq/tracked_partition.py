@@ -5,9 +5,10 @@ the reasons of the rejected ones, and the offsets that make the commit
 point. It applies markers as decoded records and is tested without a broker;
 the tracker (tracker.py) owns the Kafka clients.
 
-``apply_batch`` is the tracker's hot loop. Start and end markers, nearly all
-of the traffic, take an inlined path that builds no object per marker; every
-other record, garbage included, goes through the codec in markers.py. The
+``apply_batch`` is the tracker's hot loop. kmq's start and end markers,
+nearly all of a kmq-format queue's traffic, take an inlined path that builds
+no object per marker; every other record (a compact queue's ranges, garbage)
+goes through the codec in markers.py. The
 two must agree on every (key, value, timestamp): tests/kmq/test_markers.py
 proves that with a property test.
 """
@@ -46,37 +47,34 @@ class TrackedPartition:
     committed: int = -1  # the markers offset last committed
     last_read: Record | None = None  # the newest marker read, for its timestamp
 
-    def apply(self, key: bytes | None, value: bytes | None, timestamp: int, offset: int) -> None:
-        """Decodes and applies the marker at markers ``offset``; MarkerError
-        when the bytes are not one of this partition's markers."""
-        queue_partition, queue_offset = markers.decode_key(key)
-        kind, deadline, extra = markers.decode_value(value)
-        if kind is MarkerType.START:
-            deadline = markers.start_deadline(deadline, timestamp)
-        if queue_partition != self.partition:
+    def apply(self, key: bytes | None, value: bytes | None, timestamp: int, offset: int) -> int:
+        """Decodes and applies the marker at markers ``offset``; returns the
+        deliveries an end marker closed. MarkerError when the bytes are not
+        one of this partition's markers."""
+        marker = markers.decode(key, value, timestamp)
+        if marker.partition != self.partition:
             raise markers.MarkerError(
-                f"marker for queue partition {queue_partition} on markers partition "
+                f"marker for queue partition {marker.partition} on markers partition "
                 f"{self.partition}"
             )
-        if kind is MarkerType.START and queue_offset < 0:
-            # No record sits there: once due, its read-back could never succeed.
-            raise markers.MarkerError(f"START for queue offset {queue_offset}, below any record")
-        self.apply_marker(kind, queue_offset, deadline, extra, offset)
+        return self.apply_marker(marker, offset)
 
-    def apply_marker(
-        self, kind: MarkerType, queue_offset: int, deadline: int, extra: bytes, offset: int
-    ) -> None:
+    def apply_marker(self, marker: markers.Marker, offset: int) -> int:
+        kind, first = marker.kind, marker.first
         if kind is MarkerType.START:
-            self.open.start(queue_offset, deadline, offset)
+            self.open.start(first, marker.last, marker.deadline, offset)
         elif kind is MarkerType.END:
-            self.open.end(queue_offset)
-            self.rejected.pop(queue_offset, None)
+            if self.rejected:
+                for rejected in [o for o in self.rejected if first <= o <= marker.last]:
+                    del self.rejected[rejected]
+            return self.open.end(first, marker.last)
         elif kind is MarkerType.EXTEND:
-            self.open.reschedule(queue_offset, deadline)
+            self.open.reschedule(first, marker.deadline)
         elif kind is MarkerType.REDELIVER_NOW:
-            self.open.reschedule(queue_offset, 0)
-        elif self.open.reschedule(queue_offset, 0):  # REJECT: due now, to the DLQ
-            self.rejected[queue_offset] = extra.decode(errors="replace")
+            self.open.reschedule(first, 0)
+        elif self.open.reschedule(first, 0):  # REJECT: due now, to the DLQ
+            self.rejected[first] = marker.reason.decode(errors="replace")
+        return 0
 
     def commit_offset(self) -> int:
         """The markers offset to commit: the oldest open start marker, or the
@@ -91,13 +89,13 @@ OnSkip = Callable[[TrackedPartition, int, markers.MarkerError], None]
 def apply_batch(
     states: Mapping[int, TrackedPartition], records: Iterable[Record], on_skip: OnSkip
 ) -> int:
-    """The hot loop: start and end markers take a path with no decoding
-    objects; everything else, garbage included, goes through the codec.
-    Returns the acks read, for the tracker's counts: end markers that close
-    an open delivery, so not the tracker's own barriers (queue offset -1)
-    nor the end markers it writes for what it redelivered or dead-lettered
-    (pop_due closed those). Only the inlined path applies an end marker
-    (the codec's is one it refuses)."""
+    """The hot loop: kmq's start and end markers take a path with no
+    decoding objects; everything else, compact ranges and garbage included,
+    goes through the codec (a range stands for a whole batch, so its cost
+    is spread over hundreds of messages). Returns the acks read, for the
+    tracker's counts: deliveries an end marker closed, so not the tracker's
+    own barriers (queue offset -1) nor the end markers it writes for what it
+    redelivered or dead-lettered (pop_due closed those)."""
     unpack_key, unpack_deadline = KEY.unpack, DEADLINE.unpack_from
     acked = 0
     for record in records:
@@ -120,16 +118,15 @@ def apply_batch(
                     if deadline < ABSOLUTE_FROM:  # kmq's timeout; inlined start_deadline
                         deadline += record.timestamp()[1]
                     if DEADLINE_MIN <= deadline <= DEADLINE_MAX:  # else the codec says why
-                        state.open.start(queue_offset, deadline, offset)
+                        state.open.start(queue_offset, queue_offset, deadline, offset)
                         continue
                 if value == b"\x00":
-                    if state.open.end(queue_offset):
-                        acked += 1
+                    acked += state.open.end(queue_offset, queue_offset)
                     if state.rejected:
                         state.rejected.pop(queue_offset, None)
                     continue
         try:
-            state.apply(key, value, record.timestamp()[1], offset)
+            acked += state.apply(key, value, record.timestamp()[1], offset)
         except markers.MarkerError as exc:
             on_skip(state, offset, exc)
     return acked

@@ -4,10 +4,12 @@ section 3 and kmq.share_counts.
 
 Payloads are dropped here, so everything after (the streaming run's event
 log included) handles a few dozen bytes per record. A record that does not
-decode (a marker with a short key or an unknown type byte, a counts record
+decode (a marker with a short key, an unknown type byte or a reversed
+range, a counts record
 that is not share_counts' JSON), and any record whose time a run cannot
 place (see placed()), is kept with ``valid = false``: the lifecycle skips it
-and the run counts it.
+and the run counts it. A compact range marker (kmq.markers) becomes one
+event per offset it covers, with kmq's START or END as its type.
 """
 
 import operator
@@ -80,11 +82,22 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
     stable_id = _header(headers.MESSAGE_ID)
     role = F.col("role")
     is_marker = role == MARKERS
-    marker_type = _unsigned(F.substring("value", 1, 1)).cast("int")
+    wire_type = _unsigned(F.substring("value", 1, 1)).cast("int")
     copy_partition = _unsigned(F.substring("key", 1, _PARTITION_BYTES)).try_cast("int")
     copy_offset = _unsigned(F.substring("key", 1 + _PARTITION_BYTES, _OFFSET_BYTES))
     key_ok = (
         (F.length("key") == markers.KEY.size) & copy_partition.isNotNull() & copy_offset.isNotNull()
+    )
+    last = _range_last(wire_type)
+    valid_marker = _valid_marker(key_ok, wire_type, copy_offset, last)
+    # A compact range is an event per offset it covers, as kmq's markers are.
+    copy_offsets = F.when(
+        is_marker & valid_marker & last.isNotNull(), F.sequence(copy_offset, last)
+    ).otherwise(F.array(copy_offset))
+    marker_type = (
+        F.when(wire_type == int(MarkerType.START_RANGE), int(MarkerType.START))
+        .when(wire_type == int(MarkerType.END_RANGE), int(MarkerType.END))
+        .otherwise(wire_type)
     )
     is_counts = role == COUNTS
     tally = F.when(is_counts, F.try_parse_json(F.col("value").cast("string")))
@@ -92,7 +105,7 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
     # A counts record counts for its minute, not for when it was published.
     minute = F.when(counted, _json_count(tally, "minute"))
     at_ms = placed(F.coalesce(minute, F.unix_millis("timestamp")))
-    return joined.select(
+    selected = joined.select(
         "queue",
         "role",
         "partition",
@@ -107,16 +120,17 @@ def events(records: DataFrame, queues: Sequence[QueueTopics]) -> DataFrame:
         F.when(role == QUEUE, _has_header(headers.REDELIVERY_COUNT)).alias("redelivered"),
         F.when(role == DLQ, _header(headers.DLQ_REASON)).alias("reason"),
         F.when(is_marker, copy_partition).alias("copy_partition"),
-        F.when(is_marker, copy_offset).alias("copy_offset"),
+        F.explode(copy_offsets).alias("copy_offset"),
         F.when(is_marker, marker_type).alias("marker_type"),
         F.when(counted, _tally(tally)).alias("tally"),
         (
             at_ms.isNotNull()
-            & F.when(is_marker, _valid_marker(key_ok, marker_type))
-            .when(is_counts, counted)
-            .otherwise(True)
+            & F.when(is_marker, valid_marker).when(is_counts, counted).otherwise(True)
         ).alias("valid"),
     )
+    # Spark generates rows only at the top of a select: the other roles' rows
+    # exploded an array of one, and their copy_offset is null here.
+    return selected.withColumn("copy_offset", F.when(role == MARKERS, F.col("copy_offset")))
 
 
 def placed(ms: Column) -> Column:
@@ -154,18 +168,30 @@ def _unsigned(data: Column) -> Column:
     return F.conv(F.hex(data), 16, 10).try_cast("long")
 
 
-def _valid_marker(key_ok: Column, marker_type: Column) -> Column:
-    """The rules of kmq.markers.decode_key / decode_value, on columns."""
+def _range_last(wire_type: Column) -> Column:
+    """A compact range's last offset (markers.START_RANGE_VALUE and
+    END_RANGE_VALUE); null for any other marker."""
+    return F.when(
+        wire_type == int(MarkerType.START_RANGE), _unsigned(F.substring("value", 10, 8))
+    ).when(wire_type == int(MarkerType.END_RANGE), _unsigned(F.substring("value", 2, 8)))
+
+
+def _valid_marker(key_ok: Column, wire_type: Column, first: Column, last: Column) -> Column:
+    """The rules of kmq.markers.decode, on columns."""
     size = F.length("value")
     timed = (MarkerType.START, MarkerType.EXTEND)  # type byte + int64
     bare = (MarkerType.END, MarkerType.REDELIVER_NOW)  # type byte alone
-    fixed = F.when(marker_type.isin(*map(int, timed)), size == 1 + markers.DEADLINE.size).when(
-        marker_type.isin(*map(int, bare)), size == 1
+    fixed = (
+        F.when(wire_type.isin(*map(int, timed)), size == 1 + markers.DEADLINE.size)
+        .when(wire_type.isin(*map(int, bare)), size == 1)
+        .when(wire_type == int(MarkerType.START_RANGE), size == markers.START_RANGE_VALUE.size)
+        .when(wire_type == int(MarkerType.END_RANGE), size == markers.END_RANGE_VALUE.size)
     )
-    value_ok = F.when(marker_type == int(MarkerType.REJECT), size >= 1).otherwise(
+    value_ok = F.when(wire_type == int(MarkerType.REJECT), size >= 1).otherwise(
         F.coalesce(fixed, F.lit(False))
     )
-    return F.coalesce(key_ok & value_ok, F.lit(False))
+    range_ok = last.isNull() | (last.between(first, first + markers.MAX_SPAN - 1))
+    return F.coalesce(key_ok & value_ok & range_ok, F.lit(False))
 
 
 # What the lifecycle takes from a counts record (rejected and delayed are

@@ -141,7 +141,7 @@ class AnalyticsJob:
 
 
 def read_log(spark: SparkSession, path: Path, start_ms: int, schema: StructType) -> DataFrame:
-    """The streaming run's event log from ``start_ms`` on, once per record.
+    """The streaming run's event log from ``start_ms`` on, each event once.
 
     Read with ``schema``, this version's columns: an upgrade keeps the log,
     whose older files lack the newer columns (they read as null), and
@@ -155,8 +155,9 @@ def read_log(spark: SparkSession, path: Path, start_ms: int, schema: StructType)
         # date prunes the log's directories; at_ms is the exact bound.
         .filter(F.col("date") >= F.to_date(F.timestamp_millis(F.lit(start_ms))))
         .filter(F.col("at_ms") >= start_ms)
-        # A micro-batch replayed after a crash appended its events twice.
-        .dropDuplicates(["queue", "role", "partition", "offset"])
+        # A micro-batch replayed after a crash appended its events twice (a
+        # compact range marker is an event per offset it covers: copy_offset).
+        .dropDuplicates(["queue", "role", "partition", "offset", "copy_offset"])
         .withColumn("valid", F.col("valid") & placed(F.col("at_ms")).isNotNull())
     )
 

@@ -179,7 +179,7 @@ def test_markers_are_decoded_as_markers_and_a_bad_one_shown_raw_with_why(filled:
     start = viewer.get(f"{base}/0").content.decode()
     assert 'data-rendering="marker"' in start
     assert "queue record: partition 0, offset 5" in start and "marker: START" in start
-    assert "redeliver at: 2023-11-14 22:13:50.000 UTC (timeout 30000 ms)" in start
+    assert "redeliver at: 2023-11-14 22:13:50.000 UTC" in start
     assert "reason: bad order" in viewer.get(f"{base}/1").content.decode()
     bad = viewer.get(f"{base}/2").content.decode()
     assert "not a kmq marker: marker key must be 12 bytes" in bad and "73 68 6f 72 74" in bad

@@ -77,3 +77,22 @@ def test_metadata_that_is_not_ours_or_does_not_decode_is_an_empty_start(
         caplog.clear()
         assert len(ClosedOffsets.from_metadata(METADATA_PREFIX + payload, "markers/3")) == 0, why
         assert "markers/3" in caplog.text, why
+
+
+@given(st.lists(st.tuples(st.integers(0, 80), st.integers(1, 6)), max_size=40), st.data())
+def test_ranges_merge_and_gaps_are_what_is_left(
+    closings: list[tuple[int, int]], data: st.DataObject
+) -> None:
+    closed, model = ClosedOffsets(max_ranges=10**6), set()
+    for low, length in closings:
+        closed.add_range(low, low + length)
+        model.update(range(low, low + length))
+    lows, highs = list(closed._lows), list(closed._highs)
+    assert all(lo < hi for lo, hi in zip(lows, highs, strict=True)) and all(
+        highs[i] < lows[i + 1] for i in range(len(lows) - 1)
+    )  # disjoint, sorted, never touching
+    assert {o for o in range(100) if o in closed} == model
+    low = data.draw(st.integers(0, 90))
+    high = low + data.draw(st.integers(1, 20))
+    left = [o for first, last in closed.gaps(low, high) for o in range(first, last + 1)]
+    assert left == [o for o in range(low, high) if o not in model]

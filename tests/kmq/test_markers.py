@@ -24,12 +24,23 @@ def test_kmq_vectors() -> None:
     # KmqClient's StartMarker(msgTimeoutMs=30000): 0x01 + int64 BE, the timeout
     assert markers.start(30_000) == bytes.fromhex("010000000000007530")
     assert markers.END == b"\x00"
-    assert markers.decode_value(bytes.fromhex("010000000000007530")) == (
-        MarkerType.START,
-        30_000,
-        b"",
+    start = markers.decode(markers.encode_key(3, 258), markers.start(30_000), 1_000)
+    assert start == markers.Marker(MarkerType.START, 3, 258, 258, 31_000, b"")
+    end = markers.decode(markers.encode_key(3, 258), b"\x00", 1_000)
+    assert end == markers.Marker(MarkerType.END, 3, 258, 258, 0, b"")
+
+
+def test_compact_range_vectors() -> None:
+    """Byte for byte as the README's wire section gives them."""
+    assert markers.start_range(30_000, 757) == bytes.fromhex("05000000000000753000000000000002f5")
+    assert markers.end_range(757) == bytes.fromhex("0600000000000002f5")
+    key = markers.encode_key(3, 258)
+    assert markers.decode(key, markers.start_range(30_000, 757), 1_000) == markers.Marker(
+        MarkerType.START, 3, 258, 757, 31_000, b""
     )
-    assert markers.decode_value(b"\x00") == (MarkerType.END, 0, b"")
+    assert markers.decode(key, markers.end_range(757), 1_000) == markers.Marker(
+        MarkerType.END, 3, 258, 757, 0, b""
+    )
 
 
 def test_start_deadline_counts_kmqs_timeout_from_the_marker_timestamp() -> None:
@@ -51,17 +62,30 @@ def test_key_round_trip(partition: int, offset: int) -> None:
 
 @given(INT64)
 def test_deadline_markers_round_trip(deadline: int) -> None:
-    assert markers.decode_value(markers.start(deadline)) == (MarkerType.START, deadline, b"")
-    assert markers.decode_value(markers.extend(deadline)) == (MarkerType.EXTEND, deadline, b"")
+    key = markers.encode_key(0, 7)
+    assert markers.decode(key, markers.extend(deadline), 0).deadline == deadline
+    if deadline >= markers.ABSOLUTE_FROM:
+        assert markers.decode(key, markers.start(deadline), 0).deadline == deadline
+
+
+@given(st.integers(0, 2**62), st.integers(0, markers.MAX_SPAN - 1))
+def test_ranges_round_trip(first: int, span: int) -> None:
+    key = markers.encode_key(1, first)
+    started = markers.decode(key, markers.start_range(5, first + span), 10)
+    assert (started.kind, started.first, started.last, started.deadline) == (
+        MarkerType.START,
+        first,
+        first + span,
+        15,
+    )
+    ended = markers.decode(key, markers.end_range(first + span), 10)
+    assert (ended.kind, ended.first, ended.last) == (MarkerType.END, first, first + span)
 
 
 @given(st.text())
 def test_reject_reason_round_trip(reason: str) -> None:
-    assert markers.decode_value(markers.reject(reason)) == (
-        MarkerType.REJECT,
-        0,
-        reason.encode(),
-    )
+    found = markers.decode(markers.encode_key(0, 7), markers.reject(reason), 0)
+    assert (found.kind, found.reason) == (MarkerType.REJECT, reason.encode())
 
 
 @pytest.mark.parametrize(
@@ -82,18 +106,34 @@ def test_bad_keys_say_what_is_wrong(key: bytes | None, message: str) -> None:
         (b"\x01\x00", "START marker must be 9 bytes"),
         (b"\x00\x00", "END marker must be 1 byte"),
         (b"\x03" + b"\x00" * 9, "EXTEND marker must be 9 bytes"),
+        (markers.start_range(5, 9)[:-1], "START_RANGE marker must be 17 bytes, got 16"),
+        (markers.end_range(9) + b"\x00", "END_RANGE marker must be 9 bytes, got 10"),
+        (markers.start_range(5, 6), "range 7..6 is empty or reversed"),
+        (markers.end_range(3), "range 7..3 is empty or reversed"),
+        (markers.end_range(7 + markers.MAX_SPAN), f"spans more than {markers.MAX_SPAN} offsets"),
     ],
 )
 def test_bad_values_say_what_is_wrong(value: bytes | None, message: str) -> None:
     with pytest.raises(MarkerError, match=message):
-        markers.decode_value(value)
+        markers.decode(markers.encode_key(0, 7), value, 0)
 
 
-@given(st.binary())
-def test_garbage_never_escapes_as_another_error(data: bytes) -> None:
-    for decode in (markers.decode_key, markers.decode_value):
-        with contextlib.suppress(MarkerError):
-            decode(data)
+@pytest.mark.parametrize(
+    "value", [markers.start(5), markers.start_range(5, 9), markers.end_range(9)]
+)
+def test_a_start_or_range_below_offset_zero_is_no_marker(value: bytes) -> None:
+    with pytest.raises(MarkerError, match="for queue offset -1, below any record"):
+        markers.decode(markers.encode_key(0, -1), value, 0)
+
+
+@given(st.binary(), st.binary(), INT64)
+def test_garbage_never_escapes_as_another_error(key: bytes, value: bytes, timestamp: int) -> None:
+    with contextlib.suppress(MarkerError):
+        markers.decode_key(key)
+    with contextlib.suppress(MarkerError):
+        markers.decode(key, value, timestamp)
+    with contextlib.suppress(MarkerError):
+        markers.decode(markers.encode_key(0, 1), value, timestamp)
 
 
 @given(st.integers(0, 2**31 - 1))
@@ -159,7 +199,9 @@ marker_values = st.one_of(
     st.just(markers.END),
     st.just(markers.END),
     st.just(markers.REDELIVER_NOW),
-    st.builds(lambda b, tail: bytes([b]) + tail, st.integers(0, 5), st.binary(max_size=9)),
+    st.builds(markers.start_range, st.integers(0, 2 * markers.ABSOLUTE_FROM), st.integers(-1, 6)),
+    st.builds(markers.end_range, st.integers(-1, 6)),
+    st.builds(lambda b, tail: bytes([b]) + tail, st.integers(0, 7), st.binary(max_size=17)),
 )
 timestamps = st.one_of(
     INT64, st.integers(-1, 2 * markers.ABSOLUTE_FROM), st.sampled_from([-1, 2**63 - 1])
@@ -169,7 +211,7 @@ timestamps = st.one_of(
 def seeded() -> TrackedPartition:
     state = TrackedPartition(partition=P, next_offset=8)
     for queue_offset, deadline, marker_offset in SEEDED:
-        state.open.start(queue_offset, deadline, marker_offset)
+        state.open.start(queue_offset, queue_offset, deadline, marker_offset)
     state.rejected[2] = "earlier"
     return state
 

@@ -47,7 +47,7 @@ def test_end_closes_and_the_commit_point_moves_past_it() -> None:
     )
     assert len(state.open) == 1
     assert state.commit_offset() == 11  # the oldest start marker still open
-    state.open.end(101)
+    state.open.end(101, 101)
     assert state.commit_offset() == 13  # none open: the next to read
 
 
@@ -117,3 +117,35 @@ def test_the_batch_counts_the_end_markers_that_close_an_open_delivery() -> None:
         marker(18, 101, markers.END),
     ]
     assert apply_batch({P: state}, records, lambda *_: None) == 2
+
+
+def test_compact_ranges_open_and_close_whole_batches_and_count_what_they_closed() -> None:
+    state = TrackedPartition(partition=P, next_offset=10)
+    records = [
+        marker(10, 100, markers.start_range(1_000, 599), timestamp=5),
+        marker(11, 100, markers.reject("poison")),
+        marker(12, 100, markers.end_range(299)),  # 200 acks, the rejected one among them
+        marker(13, 250, markers.end_range(349)),  # 50 more: the first 50 were closed
+        marker(14, 400, markers.END),
+    ]
+    assert apply_batch({P: state}, records, lambda *_: None) == 251
+    assert state.rejected == {}  # ended: no longer bound for the DLQ
+    assert len(state.open) == 249
+    assert state.commit_offset() == 10
+    due = state.open.pop_due(1_005, 1_000)
+    assert due == [*range(350, 400), *range(401, 600)]
+
+
+def test_bad_ranges_are_skipped_with_their_coordinates_and_reason() -> None:
+    state, skipped = applied(
+        marker(10, 100, markers.start_range(1_000, 99)),
+        marker(11, 100, markers.end_range(100 + markers.MAX_SPAN)),
+        marker(12, 100, markers.start_range(1_000, 120)[:-3]),
+        marker(13, 100, markers.start_range(1_000, 120)),
+    )
+    assert skipped == [
+        (10, "range 100..99 is empty or reversed"),
+        (11, f"range 100..{100 + markers.MAX_SPAN} spans more than {markers.MAX_SPAN} offsets"),
+        (12, "START_RANGE marker must be 17 bytes, got 14"),
+    ]
+    assert len(state.open) == 21 and state.next_offset == 14

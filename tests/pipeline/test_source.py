@@ -102,7 +102,7 @@ def test_both_sources_read_the_same_records_with_the_same_columns(
 
     assert read["spark"].schema == read["python"].schema
     rows = {s: sorted(map(tuple, frame.collect()), key=repr) for s, frame in read.items()}
-    assert len(rows["spark"]) == 10 + 21 + 1  # queue, markers, DLQ
+    assert len(rows["spark"]) == 10 + 17 + 1  # queue, markers, DLQ
     assert rows["spark"] == rows["python"]
 
 

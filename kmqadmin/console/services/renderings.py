@@ -69,16 +69,16 @@ def marker(record: BrowsedRecord, source: Source) -> Rendering | None:
     if source.kind is not Kind.MARKERS:
         return None
     try:
-        partition, offset = markers.decode_key(record.key)
-        what, number, rest = markers.decode_value(record.value)
-        lines = [f"queue record: partition {partition}, offset {offset}", f"marker: {what.name}"]
-        if what is markers.MarkerType.START:
-            due = markers.start_deadline(number, record.timestamp_ms)
-            lines.append(f"redeliver at: {utc_text(due)} (timeout {number} ms)")
-        elif what is markers.MarkerType.EXTEND:
-            lines.append(f"redeliver at: {utc_text(number)}")
-        elif rest:
-            lines.append(f"reason: {rest.decode(errors='replace')}")
+        found = markers.decode(record.key, record.value, record.timestamp_ms or 0)
+        what, first, last = found.kind, found.first, found.last
+        about = f"record: partition {found.partition}, offset {first}"
+        if first != last:
+            about = f"records: partition {found.partition}, offsets {first} to {last}"
+        lines = [f"queue {about}", f"marker: {what.name}"]
+        if what in (markers.MarkerType.START, markers.MarkerType.EXTEND):
+            lines.append(f"redeliver at: {utc_text(found.deadline)}")
+        elif found.reason:
+            lines.append(f"reason: {found.reason.decode(errors='replace')}")
     except markers.MarkerError as exc:
         return _undecoded("marker", "Marker", record, f"not a kmq marker: {exc}")
     return Rendering("marker", "Marker", "\n".join(lines))

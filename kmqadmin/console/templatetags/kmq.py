@@ -96,19 +96,19 @@ def marker(record: object) -> str | None:
     if not topic.endswith(MARKERS_SUFFIX):
         return None
     try:
-        partition, offset = markers.decode_key(record.key)
-        kind, deadline, extra = markers.decode_value(record.value)
-        if kind is markers.MarkerType.START:
-            deadline = markers.start_deadline(deadline, record.timestamp_ms or 0)
+        found = markers.decode(record.key, record.value, record.timestamp_ms or 0)
     except markers.MarkerError:
         return None
-    of = f"{topic.removesuffix(MARKERS_SUFFIX)}/{partition}/{offset}"
+    of = f"{topic.removesuffix(MARKERS_SUFFIX)}/{found.partition}/{found.first}"
+    if found.last != found.first:
+        of += f" to {found.last}"
+    kind = found.kind
     if kind is markers.MarkerType.START:
-        return f"start of {of}, due {_utc(deadline)}"
+        return f"start of {of}, due {_utc(found.deadline)}"
     if kind is markers.MarkerType.EXTEND:
-        return f"extend {of} to {_utc(deadline)}"
+        return f"extend {of} to {_utc(found.deadline)}"
     if kind is markers.MarkerType.REJECT:
-        return f"reject {of}: {extra.decode(errors='replace')}"
+        return f"reject {of}: {found.reason.decode(errors='replace')}"
     if kind is markers.MarkerType.END:
         return f"end (ack) of {of}"
     return f"redeliver now {of}"

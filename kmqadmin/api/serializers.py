@@ -43,6 +43,7 @@ class QueueSerializer(serializers.ModelSerializer):
             "topic",
             "group_id",
             "backend",
+            "marker_format",
             "partitions",
             "message_timeout_ms",
             "max_redeliveries",

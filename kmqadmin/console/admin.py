@@ -24,6 +24,7 @@ class QueueAdmin(admin.ModelAdmin):
         "cluster",
         "group_id",
         "backend",
+        "marker_format",
         "message_timeout_ms",
         "max_redeliveries",
     ]

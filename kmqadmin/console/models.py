@@ -164,6 +164,16 @@ class Queue(models.Model):
         default="kmq",
         help_text="Who tracks deliveries; not switchable while messages are in flight.",
     )
+    marker_format = models.CharField(
+        max_length=7,
+        choices=[
+            ("compact", "compact: a start and an end record per batch"),
+            ("kmq", "kmq: SoftwareMill kmq's records, one start and one end per message"),
+        ],
+        default="compact",
+        help_text="How kmq-backend clients write markers; trackers and views read both, so it "
+        "may be switched at any time. kmq: for a queue shared with kmq's Java clients.",
+    )
     partitions = models.PositiveSmallIntegerField(
         default=6,
         validators=[MinValueValidator(1)],
@@ -291,6 +301,7 @@ class Queue(models.Model):
             backoff=self.backoff,
             kafka_config=self.cluster.kafka_config(),
             backend=self.backend,
+            marker_format=self.marker_format,
         )
 
 

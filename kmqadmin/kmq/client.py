@@ -1,5 +1,7 @@
 """QueueClient: consume with per-message acknowledgement (kmq's steps 1-5).
 
+In kmq's marker format:
+
 1. poll a batch from the queue topic;
 2. write a start marker per message (due a message timeout after it);
 3. wait once, for the whole batch, until the broker has every start marker;
@@ -7,6 +9,14 @@
 5. hand the messages out; ack/release/reject/extend write markers async.
 
 A crash after 4 leaves start markers with no end: the tracker redelivers.
+
+In the compact format (the default), step 2 writes a start range per run of
+consecutive offsets of a partition, and steps 3 and 4 trail: the batch is
+handed out at once, and its offsets are committed by a later poll once the
+broker has acknowledged its start ranges (started_batches.py). A crash
+before that leaves the offsets uncommitted: the messages are read and
+delivered again, as after any refused commit. Acks within a moment of each
+other become one end range per run (ack_window.py).
 """
 
 import logging
@@ -26,8 +36,10 @@ from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import headers, markers
+from .ack_window import AckWindow
 from .config import QueueConfig
 from .message import Message
+from .started_batches import StartedBatches
 
 log = logging.getLogger(__name__)
 
@@ -66,17 +78,23 @@ class QueueClient(Closing):
 
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
+        self._compact = config.marker_format == "compact"
+        self._started = StartedBatches()
+        self._acks = AckWindow(self._write_ends)
         self._consumer, self._watch = self._subscribed_consumer()
         self._commits = CallThread("kmq-commit")  # _commit
-        # Delivery reports only for failures: a Python callback per marker
-        # would cost as much as writing it.
         self._producer = Producer(
             producer_config(
                 config.bootstrap_servers,
                 extra={
-                    # Sent at once: poll() waits for its start markers anyway.
+                    # Sent at once: a poll waits for its start markers, or
+                    # commits only once they are written.
                     "linger.ms": 0,
-                    "delivery.report.only.error": True,
+                    # kmq's format: reports only for failures, since a Python
+                    # callback per marker would cost as much as writing it.
+                    # The compact format writes a few records per batch, and
+                    # its start ranges' reports say what may be committed.
+                    "delivery.report.only.error": not self._compact,
                     "on_delivery": self._marker_delivered,
                     **config.kafka_config,
                 },
@@ -86,46 +104,51 @@ class QueueClient(Closing):
         self.malformed = 0
 
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
-        """Up to ``max_messages`` messages, each with its start marker safely written."""
+        """Up to ``max_messages`` messages, each with its start marker written
+        (kmq's format) or on its way (compact; see the module's docstring)."""
         if self._watch.lost():
             self._replace_consumer(f"has had no broker for {self._watch.down_for_s():.0f} s")
+        if self._compact:
+            self._settle_started()
         records = self._consumer.consume(max_messages, timeout)
         if not records:
             return []
-        # kmq's form: the timeout, which the readers add to the marker's timestamp.
-        start, pack = markers.start(self.config.message_timeout_ms), markers.KEY.pack
-        # One produce_batch call per partition: a produce() per marker costs
-        # twice as much. (produce_batch ignores a per-message partition.)
-        starts: dict[int, list[dict]] = {}
-        commits: dict[int, int] = {}
+        pack = markers.KEY.pack
+        handed: dict[int, list[int]] = {}  # partition -> offsets started, in order
+        rejects: dict[int, list[dict]] = {}
         messages: list[Message] = []
-        batch, current = [], -1
+        offsets, current = [], -1
         for record in records:
             if (error := record.error()) is not None:
                 self._raise_unless_benign(error)
                 continue
             partition, offset = record.partition(), record.offset()
             if partition != current:
-                batch, current = starts.setdefault(partition, []), partition
+                offsets, current = handed.setdefault(partition, []), partition
+            offsets.append(offset)
             marker_key = pack(partition, offset)
-            batch.append({"value": start, "key": marker_key})
-            commits[partition] = offset + 1
             try:
                 record_headers = read_headers(record)
             except UndecodableRecord as exc:
-                batch.append({"value": _REJECT_UNDECODABLE, "key": marker_key})
+                rejects.setdefault(partition, []).append(
+                    {"value": _REJECT_UNDECODABLE, "key": marker_key}
+                )
                 self._undecodable(exc)
                 continue
             count = self._delivery_count(record, record_headers) if record_headers else 1
             messages.append(Message(record, count, marker_key, partition))
-        self._produce_markers(starts, "start")
-        self._await_markers()
-        if commits:
-            self._commit(commits)
+        if self._compact:
+            self._start_ranges(handed)
+            self._produce_markers(rejects, "reject")
+        else:
+            self._start_each(handed, rejects)
         return messages
 
     def ack(self, message: Message) -> None:
         """Done with it: an end marker; the tracker forgets the message."""
+        if self._compact:
+            self._acks.add(message.partition, message.offset)
+            return
         self._producer.produce(  # inlined _marker(): acks are as many as messages
             self.config.markers_topic, markers.END, message.marker_key, message.partition
         )
@@ -143,8 +166,16 @@ class QueueClient(Closing):
         self._marker(message, markers.extend(now_ms() + ms))
 
     def ack_all(self, messages: Iterable[Message]) -> None:
-        """ack() for a whole batch: one produce_batch call per partition."""
-        self._markers_all(messages, markers.END, "end")
+        """ack() for a whole batch: an end range per run (compact), or one
+        produce_batch call per partition (kmq's format)."""
+        if not self._compact:
+            self._markers_all(messages, markers.END, "end")
+            return
+        by_partition: dict[int, list[int]] = {}
+        for message in messages:
+            by_partition.setdefault(message.partition, []).append(message.offset)
+        for partition, offsets in by_partition.items():
+            self._write_ends(partition, offsets)
 
     def release_all(self, messages: Iterable[Message]) -> None:
         self._markers_all(messages, markers.REDELIVER_NOW, "release")
@@ -153,8 +184,12 @@ class QueueClient(Closing):
         self._markers_all(messages, markers.reject(reason), "reject")
 
     def flush(self, timeout: float = 30.0) -> None:
-        """Waits until every marker written so far is on the broker."""
+        """Waits until every marker written so far is on the broker (and, in
+        the compact format, commits what their start ranges cover)."""
+        self._acks.flush()
         self._await_markers(timeout)
+        if self._compact:
+            self._settle_started(wait=True)
 
     def close(self) -> None:
         try:
@@ -174,8 +209,86 @@ class QueueClient(Closing):
                 {**config.kafka_config, **watch.settings()},
             )
         )
-        consumer.subscribe([config.topic])
+        consumer.subscribe([config.topic], on_revoke=self._revoked, on_lost=self._lost)
         return consumer, watch
+
+    def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Before the partitions go: what their start ranges cover is
+        committed, so their next reader does not deliver it again."""
+        if not self._compact:
+            return
+        self._acks.flush()
+        self._producer.flush(10)
+        try:
+            self._settle_started()
+        except KafkaException as exc:  # not raised inside a rebalance: said here
+            log.warning("%s: before a rebalance: %s", self.config.topic, exc)
+        self._started.forget(tp.partition for tp in partitions)
+
+    def _lost(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._started.forget(tp.partition for tp in partitions)
+
+    def _start_each(self, handed: dict[int, list[int]], rejects: dict[int, list[dict]]) -> None:
+        """kmq's steps 2-4: a start marker per message, one wait, one commit."""
+        start, pack = markers.start(self.config.message_timeout_ms), markers.KEY.pack
+        # One produce_batch call per partition: a produce() per marker costs
+        # twice as much. (produce_batch ignores a per-message partition.)
+        starts = {p: [{"value": start, "key": pack(p, o)} for o in os] for p, os in handed.items()}
+        self._produce_markers(starts, "start")
+        self._produce_markers(rejects, "reject")
+        self._await_markers()
+        if handed:
+            self._commit({p: offsets[-1] + 1 for p, offsets in handed.items()})
+
+    def _start_ranges(self, handed: dict[int, list[int]]) -> None:
+        """The compact format's step 2: a start range per run of consecutive
+        offsets, each reporting its delivery to _started."""
+        timeout, topic = self.config.message_timeout_ms, self.config.markers_topic
+        produce, one = self._producer.produce, markers.start(timeout)
+        for partition, offsets in handed.items():
+            spans = markers.spans(offsets)
+            delivered = self._started.add(partition, offsets[0], offsets[-1] + 1, len(spans))
+            for first, last in spans:
+                value = markers.start_range(timeout, last) if last > first else one
+                key = markers.encode_key(partition, first)
+                produce(topic, value, key, partition, on_delivery=delivered)
+
+    def _settle_started(self, wait: bool = False) -> None:
+        """The compact format's trailing steps 3 and 4: commits the batches
+        whose start ranges are written; a partition whose start range failed
+        is read again from that batch. ``wait``: a synchronous commit."""
+        self._producer.poll(0)  # serves the delivery reports
+        if self._failed_markers:
+            self._await_markers(0)  # raises, saying which
+        ready = self._started.ready()
+        for partition, (offset, why) in ready.rewinds.items():
+            log.warning(
+                "%s/%d: start markers not written (%s); reading again from offset %d",
+                self.config.topic,
+                partition,
+                why,
+                offset,
+            )
+            try:
+                self._consumer.seek(TopicPartition(self.config.topic, partition, offset))
+            except KafkaException as exc:  # no longer ours: its next reader starts there
+                log.warning("%s/%d: not read again here (%s)", self.config.topic, partition, exc)
+        if not ready.commits:
+            return
+        if wait:
+            self._commit(ready.commits)
+            return
+        offsets = [TopicPartition(self.config.topic, p, o) for p, o in ready.commits.items()]
+        try:
+            self._consumer.commit(offsets=offsets, asynchronous=True)
+        except KafkaException as exc:  # nothing lost: the next reader delivers them again
+            log.warning("%s: offsets not committed (%s)", self.config.topic, exc)
+
+    def _write_ends(self, partition: int, offsets: list[int]) -> None:
+        """The compact format's acks: an end range per run, END for a run of one."""
+        topic, produce = self.config.markers_topic, self._producer.produce
+        for first, value in markers.compact_ends(sorted(set(offsets))):
+            produce(topic, value, markers.encode_key(partition, first), partition)
 
     def _replace_consumer(self, why: str, call: threading.Thread | None = None) -> None:
         """A consumer that has had no broker for a while may never get one
@@ -187,6 +300,7 @@ class QueueClient(Closing):
         inside it, which returns first."""
         log.warning("%s: this worker's consumer %s; replacing it", self.config.topic, why)
         old = self._consumer
+        self._started = StartedBatches()  # the old one's batches: read again by the next reader
         self._consumer, self._watch = self._subscribed_consumer()
         abandon(old, after=call)
 

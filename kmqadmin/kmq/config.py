@@ -29,6 +29,14 @@ ShareAcquireMode = Literal["record_limit", "batch_optimized"]
 #   fetch; several times faster for fast work, but every record acquired
 #   is locked and counted from the fetch on, and extend() is not available.
 SHARE_ACQUIRE_MODES: tuple[ShareAcquireMode, ...] = ("record_limit", "batch_optimized")
+MarkerFormat = Literal["compact", "kmq"]
+# How a kmq-backend client writes its markers (kmq/markers.py):
+# "compact": a start range per partition of a poll batch and an end range
+#   per run of acks; what a queue of our own clients uses.
+# "kmq": SoftwareMill kmq's records, a start and an end per message, byte
+#   for byte; for a queue shared with kmq's Java clients.
+# Trackers, views and the pipeline read both, so a queue may switch.
+MARKER_FORMATS: tuple[MarkerFormat, ...] = ("compact", "kmq")
 # A week of per-minute counts is what the console charts; older ones go.
 COUNTS_TOPIC_CONFIG = {"retention.ms": str(7 * 24 * 3600 * 1000)}
 
@@ -43,7 +51,8 @@ class QueueConfig:
     ``scheduler_config()``. ``backend`` picks who tracks deliveries: our
     markers and tracker ("kmq") or the broker's share group ("share"; no
     markers topic, no tracker; clients publish counts on ``counts_topic``).
-    ``share_acquire_mode`` picks a share queue's consumer (SHARE_ACQUIRE_MODES).
+    ``share_acquire_mode`` picks a share queue's consumer (SHARE_ACQUIRE_MODES),
+    ``marker_format`` a kmq queue's markers (MARKER_FORMATS).
     """
 
     bootstrap_servers: str
@@ -60,6 +69,7 @@ class QueueConfig:
     backend: Backend = "kmq"
     counts_topic: str = ""
     share_acquire_mode: ShareAcquireMode = "record_limit"
+    marker_format: MarkerFormat = "compact"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kafka_config", masked(self.kafka_config))  # repr is logged
@@ -83,6 +93,11 @@ class QueueConfig:
             raise ValueError("max_redeliveries must be zero or more")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.marker_format not in MARKER_FORMATS:
+            raise ValueError(
+                f"marker_format must be one of {', '.join(MARKER_FORMATS)}, "
+                f"got {self.marker_format!r}"
+            )
         if self.share_acquire_mode not in SHARE_ACQUIRE_MODES:
             raise ValueError(
                 f"share_acquire_mode must be one of {', '.join(SHARE_ACQUIRE_MODES)}, "

@@ -23,9 +23,18 @@ class MarkerWriter:
         self._write(partition, offset, markers.END)
 
     def ack_all(self, deliveries: Iterable[tuple[int, int]]) -> None:
-        """End markers for many (partition, offset)s, with one wait for the broker."""
-        for partition, offset in deliveries:
-            self._produce(partition, offset, markers.END)
+        """End markers for many (partition, offset)s, with one wait for the
+        broker: one per run of consecutive offsets in the compact format."""
+        if self.config.marker_format == "kmq":
+            for partition, offset in deliveries:
+                self._produce(partition, offset, markers.END)
+        else:
+            by_partition: dict[int, set[int]] = {}
+            for partition, offset in deliveries:
+                by_partition.setdefault(partition, set()).add(offset)
+            for partition, offsets in by_partition.items():
+                for first, end in markers.compact_ends(sorted(offsets)):
+                    self._produce(partition, first, end)
         self._producer.flush(30)
 
     def retry(self, partition: int, offset: int) -> None:

@@ -19,6 +19,7 @@ from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.config import MarkerFormat
 from kmqadmin.kmq.stats import TrackerStats
 from tests.chaos import (
     KILLS,
@@ -48,15 +49,24 @@ def spawn(module: str, queue: QueueConfig, *args: str, log: Path | None = None) 
         )
 
 
+# (seconds of work per message, messages per poll): fast work, and slow work
+# whose batch is still being worked on when the kill lands. A compact-format
+# client commits a batch's offsets at its next poll, so a slow worker dies
+# with none of its current batch committed: it is all read again.
+WORK = {"fast work": (0.0, 100), "slow work": (0.02, 20)}
+
+
+@pytest.mark.parametrize("work", WORK)
 def test_kill_9_worker_between_commit_and_ack_loses_nothing(
-    queue: QueueConfig, tracker: RedeliveryTracker, tmp_path: Path
+    queue: QueueConfig, tracker: RedeliveryTracker, tmp_path: Path, work: str
 ) -> None:
     n = 3000
     send(queue, n)
     log = tmp_path / "processed"
     rng = random.Random(3)
+    work_s, per_poll = WORK[work]
     for _ in range(4):
-        worker = spawn("run_worker", queue, str(log))
+        worker = spawn("run_worker", queue, str(log), str(work_s), str(per_poll))
         wait_for(lambda: log.exists() and log.stat().st_size > 0, 30, "the worker to start")
         time.sleep(rng.uniform(0.5, 2.0))  # a random point in its work, not a wait
         kill9(worker)
@@ -172,6 +182,7 @@ def test_a_tracker_killed_after_closing_messages_leaves_no_second_copy_of_their_
             group_id=f"{topic}-workers",
             message_timeout_ms=queue.message_timeout_ms,
             max_redeliveries=queue.max_redeliveries,
+            marker_format=queue.marker_format,
         )
         queue.ensure_topics(partitions=partitions)
     n = 60
@@ -316,7 +327,7 @@ def test_two_trackers_one_stopped_mid_run_nothing_lost(queue: QueueConfig) -> No
 
 
 def test_tracker_started_before_its_topics_recovers_once_they_exist(
-    kafka: EmbeddedBroker, topic: str
+    kafka: EmbeddedBroker, topic: str, marker_format: MarkerFormat
 ) -> None:
     """A tracker whose topics are missing keeps retrying instead of dying, and
     redelivers once they are created."""
@@ -325,6 +336,7 @@ def test_tracker_started_before_its_topics_recovers_once_they_exist(
         topic=topic,
         group_id=f"{topic}-workers",
         message_timeout_ms=500,
+        marker_format=marker_format,
     )
     tracker = RedeliveryTracker(queue)
     tracker.start()

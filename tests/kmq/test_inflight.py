@@ -72,6 +72,10 @@ def test_operator_actions_reach_the_tracker(queue: QueueConfig, tracker: Redeliv
     try:
         with QueueClient(queue_slow) as client:
             retried, rejected, extended = sorted(poll_until(client, 3), key=lambda m: m.offset)
+            # An operator acts on what the view shows: deliveries whose start
+            # markers are written (the compact format hands out before that).
+            shown = {(m.partition, m.offset) for m in (retried, rejected, extended)}
+            wait_for(lambda: open_now(view) == shown, 20, "the three in flight")
             writer.retry(retried.partition, retried.offset)
             writer.reject(rejected.partition, rejected.offset, "operator said so")
             before = now_ms()

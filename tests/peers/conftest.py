@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kmqadmin.kmq.config import MarkerFormat
 from tests.jvm import SHORT_LIVED
 from tests.process import ROOT, wait_for
 
@@ -22,6 +23,12 @@ JVM_OPTIONS = [
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
     "-Dorg.slf4j.simpleLogger.log.com.softwaremill.kmq=info",
 ]
+
+
+@pytest.fixture
+def marker_format() -> MarkerFormat:
+    """kmq's records, byte for byte: what a queue shared with kmq's clients writes."""
+    return "kmq"
 
 
 @pytest.fixture(scope="session")

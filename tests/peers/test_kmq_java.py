@@ -170,6 +170,7 @@ def test_markers_are_byte_identical(
             topic=f"{topic}-{who}",
             group_id=f"{topic}-{who}-workers",
             message_timeout_ms=TIMEOUT_MS,
+            marker_format="kmq",
         )
         for who in ("kmq", "ours")
     )

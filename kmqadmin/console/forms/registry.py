@@ -52,6 +52,7 @@ class QueueForm(forms.ModelForm):
             "topic",
             "group_id",
             "backend",
+            "marker_format",
             "partitions",
             "message_timeout_ms",
             "max_redeliveries",
@@ -69,6 +70,11 @@ class QueueForm(forms.ModelForm):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.fields["backend"].required = False  # not given: unchanged (kmq when new)
+        self.fields["marker_format"].required = False  # not given: unchanged (compact when new)
+
+    def clean_marker_format(self) -> str:
+        """Switchable at any time: every reader reads both formats."""
+        return self.cleaned_data["marker_format"] or self.instance.marker_format
 
     def clean_backend(self) -> str:
         """Not switched while messages are in flight (the instance still

@@ -25,8 +25,11 @@ from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.config import MARKER_FORMATS
 
 PARTITIONS = 3
+# The poll batch the compact format's open deliveries are written in.
+COMPACT_BATCH = 500
 
 
 def new_queue(bootstrap: str, **kwargs: object) -> QueueConfig:
@@ -166,32 +169,45 @@ def tracker_digest(config: QueueConfig, n: int) -> float:
 
 
 def throughput(bootstrap: str, n: int, size: int, batch: int) -> dict:
-    """Plain, the I/O floor and our client with an ack() each on one queue;
-    our client with ack_all() on a second, whose markers a tracker then
-    digests: the queue sustains the slower of the two."""
+    """Plain and the I/O floor of kmq's format on one queue, then per marker
+    format: our client with an ack() each on one queue, and with ack_all()
+    on a second, whose markers a tracker then digests: the queue sustains
+    the slower of the two."""
     config = new_queue(bootstrap)
     fill(bootstrap, config.topic, n, size)
     plain = plain_consume(config, n)
     floor = io_floor_consume(config, n, batch)
-    kmq = kmq_consume(config, n, batch)
-    batched = new_queue(bootstrap)
-    fill(bootstrap, batched.topic, n, size)
-    whole = kmq_consume(batched, n, batch, each=False)
-    marker_records = len(read_topic(bootstrap, batched.markers_topic, PARTITIONS))
-    digest = tracker_digest(batched, n)
-    sustained = min(whole, digest)
+    formats = {
+        fmt: _format_throughput(bootstrap, n, size, batch, fmt, plain) for fmt in MARKER_FORMATS
+    }
     return {
         "messages": n,
         "message_bytes": size,
         "batch": batch,
         "plain_consumer_msgs_per_s": round(plain),
         "kmq_io_floor_msgs_per_s": round(floor),
-        "kmq_client_with_ack_msgs_per_s": round(kmq),
-        "kmq_vs_plain": round(kmq / plain, 3),
         "io_floor_vs_plain": round(floor / plain, 3),
-        "kmq_vs_io_floor": round(kmq / floor, 3),
-        "kmq_client_ack_all_msgs_per_s": round(whole),
-        "marker_records_per_message": round(marker_records / n, 3),
+        "marker_formats": formats,
+    }
+
+
+def _format_throughput(
+    bootstrap: str, n: int, size: int, batch: int, marker_format: str, plain: float
+) -> dict:
+    each = new_queue(bootstrap, marker_format=marker_format)
+    fill(bootstrap, each.topic, n, size)
+    kmq = kmq_consume(each, n, batch)
+    batched = new_queue(bootstrap, marker_format=marker_format)
+    fill(bootstrap, batched.topic, n, size)
+    whole = kmq_consume(batched, n, batch, each=False)
+    marker_records = len(read_topic(bootstrap, batched.markers_topic, PARTITIONS))
+    digest = tracker_digest(batched, n)
+    sustained = min(whole, digest)
+    return {
+        "client_with_ack_msgs_per_s": round(kmq),
+        "client_with_ack_vs_plain": round(kmq / plain, 3),
+        "client_ack_all_msgs_per_s": round(whole),
+        "marker_records_per_message": round(marker_records / n, 4),
         "tracker_digest_msgs_per_s": round(digest),
         "sustained_msgs_per_s": round(sustained),
         "sustained_vs_plain": round(sustained / plain, 3),
@@ -240,23 +256,30 @@ def wait_loaded(tracker: RedeliveryTracker, in_flight: int, timeout: float = 600
     raise TimeoutError(f"tracker held {tracker.stats().in_flight} of {in_flight}")
 
 
-def open_markers(bootstrap: str, n_open: int) -> dict:
-    """1M open start markers, plus acked ones whose deadlines passed long ago and
+def open_markers(bootstrap: str, n_open: int, marker_format: str) -> dict:
+    """1M open deliveries, plus acked ones whose deadlines passed long ago and
     whose end markers come after every start: a tracker that redelivers before
-    it has read to the end redelivers those falsely (kmq issue #158)."""
-    config = new_queue(bootstrap, message_timeout_ms=600_000)
+    it has read to the end redelivers those falsely (kmq issue #158). In the
+    compact format the starts and ends are ranges of a poll batch (500)."""
+    config = new_queue(bootstrap, message_timeout_ms=600_000, marker_format=marker_format)
     far, past = now_ms() + 3_600_000, 1
     acked = n_open // 10
-    per = (n_open + acked) // PARTITIONS
+    per, acked_per = (n_open + acked) // PARTITIONS, acked // PARTITIONS
+    step = 1 if marker_format == "kmq" else COMPACT_BATCH
     starts = [
-        (p, o, markers.start(far if o >= acked // PARTITIONS else past))
+        (p, first, _start(deadline, first, last))
         for p in range(PARTITIONS)
-        for o in range(per)
+        for low, high, deadline in ((0, acked_per, past), (acked_per, per, far))
+        for first, last in _chunks(low, high, step)
     ]
-    ends = [(p, o, markers.END) for p in range(PARTITIONS) for o in range(acked // PARTITIONS)]
+    ends = [
+        (p, first, markers.END if last == first else markers.end_range(last))
+        for p in range(PARTITIONS)
+        for first, last in _chunks(0, acked_per, step)
+    ]
     write_markers(bootstrap, config.markers_topic, starts + ends)
     total = len(starts) + len(ends)
-    expected_open = len(starts) - len(ends)
+    expected_open = PARTITIONS * (per - acked_per)
     plain = plain_read_rate(bootstrap, config.markers_topic, total)
 
     rss_before = rss_bytes()
@@ -275,7 +298,8 @@ def open_markers(bootstrap: str, n_open: int) -> dict:
     after = second.stats()
     second.stop()
     return {
-        "open_markers": expected_open,
+        "marker_format": marker_format,
+        "open_deliveries": expected_open,
         "markers_read": total,
         "tracker_markers_per_s": round(total / load),
         "plain_read_markers_per_s": round(plain),
@@ -288,19 +312,37 @@ def open_markers(bootstrap: str, n_open: int) -> dict:
     }
 
 
+def _chunks(low: int, high: int, step: int) -> list[tuple[int, int]]:
+    """[low, high) as (first, last) runs of ``step`` offsets, as poll batches."""
+    return [(first, min(first + step, high) - 1) for first in range(low, high, step)]
+
+
+def _start(timeout_or_deadline: int, first: int, last: int) -> bytes:
+    if last == first:
+        return markers.start(timeout_or_deadline)
+    return markers.start_range(timeout_or_deadline, last)
+
+
 def _run_tracker(config: QueueConfig) -> None:
     RedeliveryTracker(config).run()
 
 
 def accuracy(
-    bootstrap: str, drop: float, n: int, timeout_ms: int, kafka_config: dict | None = None
+    bootstrap: str,
+    drop: float,
+    n: int,
+    timeout_ms: int,
+    marker_format: str,
+    kafka_config: dict | None = None,
 ) -> dict:
     """Redelivery time minus deadline, from the copy's CreateTime and the start marker.
 
     ``kafka_config``: librdkafka settings for the queue's clients, to take a
     cause apart (docs/queue.md: ``{"retry.backoff.ms": 100}``)."""
     settings = {"message_timeout_ms": timeout_ms, "max_redeliveries": 5}
-    config = new_queue(bootstrap, kafka_config=kafka_config or {}, **settings)
+    config = new_queue(
+        bootstrap, kafka_config=kafka_config or {}, marker_format=marker_format, **settings
+    )
     fill(bootstrap, config.topic, n, 100)
     tracker = multiprocessing.get_context("spawn").Process(target=_run_tracker, args=(config,))
     tracker.start()
@@ -319,10 +361,10 @@ def accuracy(
         tracker.kill()
     deadlines = {}
     for record in read_topic(bootstrap, config.markers_topic, PARTITIONS):
-        kind, value, _ = markers.decode_value(record.value())
-        if kind is markers.MarkerType.START:
-            deadline = markers.start_deadline(value, record.timestamp()[1])
-            deadlines.setdefault(markers.decode_key(record.key()), deadline)
+        found = markers.decode(record.key(), record.value(), record.timestamp()[1])
+        if found.kind is markers.MarkerType.START:
+            for offset in range(found.first, found.last + 1):
+                deadlines.setdefault((found.partition, offset), found.deadline)
     errors = []
     for record in read_topic(bootstrap, config.topic, PARTITIONS):
         if h.find(record.headers(), h.REDELIVERY_COUNT) == b"\x01":
@@ -330,6 +372,7 @@ def accuracy(
             errors.append(record.timestamp()[1] - deadlines[(p, o)])
     errors.sort()
     return {
+        "marker_format": marker_format,
         "acks_dropped": drop,
         "redelivered": len(errors),
         "timeout_ms": timeout_ms,
@@ -358,9 +401,10 @@ def main() -> None:
         "throughput": lambda b: [
             throughput(b, args.messages, args.size, batch) for batch in (500, 5000)
         ],
-        "tracker": lambda b: open_markers(b, args.open),
+        "tracker": lambda b: [open_markers(b, args.open, fmt) for fmt in MARKER_FORMATS],
         "redelivery_accuracy": lambda b: [
-            accuracy(b, drop, args.accuracy_messages, 5000, args.accuracy_kafka_config)
+            accuracy(b, drop, args.accuracy_messages, 5000, fmt, args.accuracy_kafka_config)
+            for fmt in MARKER_FORMATS
             for drop in (0.01, 0.10)
         ],
     }

@@ -113,7 +113,6 @@ class QueueClient(Closing):
         records = self._consumer.consume(max_messages, timeout)
         if not records:
             return []
-        pack = markers.KEY.pack
         handed: dict[int, list[int]] = {}  # partition -> offsets started, in order
         rejects: dict[int, list[dict]] = {}
         messages: list[Message] = []
@@ -126,17 +125,16 @@ class QueueClient(Closing):
             if partition != current:
                 offsets, current = handed.setdefault(partition, []), partition
             offsets.append(offset)
-            marker_key = pack(partition, offset)
             try:
                 record_headers = read_headers(record)
             except UndecodableRecord as exc:
                 rejects.setdefault(partition, []).append(
-                    {"value": _REJECT_UNDECODABLE, "key": marker_key}
+                    {"value": _REJECT_UNDECODABLE, "key": markers.encode_key(partition, offset)}
                 )
                 self._undecodable(exc)
                 continue
             count = self._delivery_count(record, record_headers) if record_headers else 1
-            messages.append(Message(record, count, marker_key, partition))
+            messages.append(Message(record, count, partition))
         if self._compact:
             self._start_ranges(handed)
             self._produce_markers(rejects, "reject")

@@ -120,6 +120,9 @@ def end_range(last: int) -> bytes:
 def spans(offsets: Sequence[int]) -> list[tuple[int, int]]:
     """Sorted distinct ``offsets`` as (first, last) runs of consecutive ones,
     none longer than a range marker may be (MAX_SPAN)."""
+    first, last = offsets[0], offsets[-1]
+    if last - first == len(offsets) - 1 and last - first < MAX_SPAN:
+        return [(first, last)]  # one run: a whole poll batch of a partition, as a rule
     found: list[tuple[int, int]] = []
     first = last = offsets[0]
     for offset in offsets[1:]:

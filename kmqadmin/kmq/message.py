@@ -13,6 +13,7 @@ from kmqadmin.kafka.client.record import headers as read_headers
 
 from . import headers
 from .headers import Headers
+from .markers import KEY
 
 
 class TimestampType(IntEnum):
@@ -31,20 +32,23 @@ class Message:
     headers decode: QueueClient hands out no record whose headers do not.
     """
 
-    __slots__ = ("_record", "delivery_count", "marker_key", "partition")
+    __slots__ = ("_record", "delivery_count", "partition")
 
-    def __init__(
-        self, record: KafkaMessage, delivery_count: int, marker_key: bytes, partition: int
-    ) -> None:
+    def __init__(self, record: KafkaMessage, delivery_count: int, partition: int) -> None:
         self._record = record
         self.delivery_count = delivery_count
-        self.marker_key = marker_key  # where its markers go: (partition, offset), kmq-encoded
         self.partition = partition  # read on every ack: a plain attribute
 
     topic = property(lambda self: self._record.topic(), doc="queue topic")
     offset = property(lambda self: self._record.offset())
     key = property(lambda self: self._record.key())
     value = property(lambda self: self._record.value())
+
+    @property
+    def marker_key(self) -> bytes:
+        """Where its markers go: (partition, offset), kmq-encoded; made when
+        asked, since a compact-format batch is acked without it."""
+        return KEY.pack(self.partition, self._record.offset())
 
     @property
     def headers(self) -> Headers:

@@ -2,6 +2,7 @@
 tracker's hot-path decoder proven to agree with it."""
 
 import contextlib
+import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -256,3 +257,15 @@ def test_a_start_whose_deadline_overflows_int64_is_skipped(timeout: int, timesta
         state, skipped = decode(markers.encode_key(P, 9), markers.start(timeout), timestamp)
         assert skipped == [f"START timeout {timeout} + timestamp {timestamp} overflows int64"]
         assert state == expected
+
+
+@given(st.sets(st.integers(0, 3 * markers.MAX_SPAN), min_size=1))
+def test_spans_are_the_runs_of_consecutive_offsets_none_longer_than_a_range(
+    offsets: set[int],
+) -> None:
+    found = markers.spans(sorted(offsets))
+    assert [o for first, last in found for o in range(first, last + 1)] == sorted(offsets)
+    assert all(0 <= last - first < markers.MAX_SPAN for first, last in found)
+    # Split only at a gap, or where a run reached MAX_SPAN.
+    for (before, last), (first, _) in itertools.pairwise(found):
+        assert first > last + 1 or last - before == markers.MAX_SPAN - 1

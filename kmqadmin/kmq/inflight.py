@@ -194,6 +194,8 @@ class InFlightView:
         except markers.MarkerError:
             self.skipped += 1  # the tracker logs it with its coordinates
             return
+        if marker.first < 0 and marker.kind is MarkerType.END:
+            return  # a tracker's barrier (tracker.py): no delivery, and no bad input
         if marker.partition != record.partition() or marker.first < 0:
             self.skipped += 1  # the tracker skips it too: it names no delivery of this partition
             return

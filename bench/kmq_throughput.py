@@ -390,6 +390,7 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=1_000_000)
     parser.add_argument("--only", choices=("throughput", "tracker", "redelivery_accuracy"))
     parser.add_argument("--accuracy-messages", type=int, default=20_000)
+    parser.add_argument("--accuracy-timeout-ms", type=int, default=5000)
     parser.add_argument(
         "--accuracy-kafka-config",
         type=json.loads,
@@ -403,7 +404,14 @@ def main() -> None:
         ],
         "tracker": lambda b: [open_markers(b, args.open, fmt) for fmt in MARKER_FORMATS],
         "redelivery_accuracy": lambda b: [
-            accuracy(b, drop, args.accuracy_messages, 5000, fmt, args.accuracy_kafka_config)
+            accuracy(
+                b,
+                drop,
+                args.accuracy_messages,
+                args.accuracy_timeout_ms,
+                fmt,
+                args.accuracy_kafka_config,
+            )
             for fmt in MARKER_FORMATS
             for drop in (0.01, 0.10)
         ],

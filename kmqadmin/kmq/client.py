@@ -87,13 +87,15 @@ class QueueClient(Closing):
             producer_config(
                 config.bootstrap_servers,
                 extra={
-                    # Sent at once: a poll waits for its start markers, or
-                    # commits only once they are written.
-                    "linger.ms": 0,
-                    # kmq's format: reports only for failures, since a Python
-                    # callback per marker would cost as much as writing it.
-                    # The compact format writes a few records per batch, and
-                    # its start ranges' reports say what may be committed.
+                    # kmq's format: sent at once, since a poll waits for its
+                    # start markers; reports only for failures, since a
+                    # Python callback per marker would cost as much as
+                    # writing it. The compact format waits for none: its few
+                    # records per poll go out with librdkafka's usual linger
+                    # (a wake-up of its threads per record cost a fifth of the
+                    # client's rate in bench/kmq_throughput.py), and its
+                    # start ranges' reports say what may be committed.
+                    "linger.ms": 5 if self._compact else 0,
                     "delivery.report.only.error": not self._compact,
                     "on_delivery": self._marker_delivered,
                     **config.kafka_config,
@@ -134,7 +136,7 @@ class QueueClient(Closing):
                 self._undecodable(exc)
                 continue
             count = self._delivery_count(record, record_headers) if record_headers else 1
-            messages.append(Message(record, count, partition))
+            messages.append(Message(record, count, partition, offset))
         if self._compact:
             self._start_ranges(handed)
             self._produce_markers(rejects, "reject")

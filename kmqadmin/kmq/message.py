@@ -32,15 +32,18 @@ class Message:
     headers decode: QueueClient hands out no record whose headers do not.
     """
 
-    __slots__ = ("_record", "delivery_count", "partition")
+    __slots__ = ("_record", "delivery_count", "offset", "partition")
 
-    def __init__(self, record: KafkaMessage, delivery_count: int, partition: int) -> None:
+    def __init__(
+        self, record: KafkaMessage, delivery_count: int, partition: int, offset: int
+    ) -> None:
         self._record = record
         self.delivery_count = delivery_count
-        self.partition = partition  # read on every ack: a plain attribute
+        # Read on every ack: plain attributes, which the poll has at hand.
+        self.partition = partition
+        self.offset = offset
 
     topic = property(lambda self: self._record.topic(), doc="queue topic")
-    offset = property(lambda self: self._record.offset())
     key = property(lambda self: self._record.key())
     value = property(lambda self: self._record.value())
 
@@ -48,7 +51,7 @@ class Message:
     def marker_key(self) -> bytes:
         """Where its markers go: (partition, offset), kmq-encoded; made when
         asked, since a compact-format batch is acked without it."""
-        return KEY.pack(self.partition, self._record.offset())
+        return KEY.pack(self.partition, self.offset)
 
     @property
     def headers(self) -> Headers:

@@ -99,7 +99,7 @@ class ShareQueueClient(Closing):
             if count > limit:
                 self._to_dlq(record, copies.MAX_REDELIVERIES, "")
                 continue
-            append(Message(record, count, record.partition()))
+            append(Message(record, count, record.partition(), record.offset()))
         return messages
 
     def ack(self, message: Message) -> None:
@@ -343,4 +343,4 @@ def _consumer(config: QueueConfig) -> ShareConsumer | BatchOptimizedConsumer:
 def _message_of(refusal: Refusal) -> Message:
     """The message a refused acknowledgement was for, to name it."""
     record = refusal.record
-    return Message(record, record.delivery_count() or 1, record.partition())
+    return Message(record, record.delivery_count() or 1, record.partition(), record.offset())

@@ -112,6 +112,24 @@ class OpenSet:
             self.closed.add(offset)
         return due
 
+    def due_by(self, until: int, limit: int) -> list[int]:
+        """Up to ``limit`` open offsets of the columns due at or before
+        ``until``, earliest first, left open: what the tracker reads ahead of
+        their deadline. The side's are not looked at: a scan of it every
+        turn would cost as much as it is large, and what it holds is read
+        when due, as every message was before reading ahead."""
+        found: list[int] = []
+        deadlines, firsts = self._deadlines, self._firsts
+        for i in range(self._head, len(deadlines)):
+            deadline = deadlines[i]
+            if deadline == CLOSED:
+                continue
+            if deadline > until or len(found) >= limit:
+                break
+            first = firsts[i]
+            found.extend(range(first, min(self._last(i), first + limit - len(found) - 1) + 1))
+        return found
+
     def next_deadline(self) -> int | None:
         """The earliest deadline held, to know how long the tracker may sleep."""
         self._advance()

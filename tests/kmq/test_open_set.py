@@ -122,6 +122,9 @@ def test_matches_a_plain_dict_model(ops: list[tuple[str, int, int, int]]) -> Non
                 del model[o]
             closed.update(due)
         assert len(s) == len(model)
+        soon = s.due_by(deadline, limit=span + 1)  # left open: nothing changes
+        assert len(soon) <= span + 1 and len(s) == len(model)
+        assert all(o in model and model[o][0] <= deadline for o in soon)
         oldest = min((m for _, m in model.values()), default=marker)
         assert s.commit_offset(marker) == oldest
 
@@ -208,3 +211,15 @@ def test_ranges_cost_next_to_nothing_per_message_and_kmqs_format_no_more_than_be
     for i in range(100_000):
         singles.start(i, i, 1_700_000_000_000 + i, i)
     assert singles.memory_bytes() / 100_000 <= 28  # three columns (24 B), no last-offset one
+
+
+def test_due_by_names_what_falls_due_soon_and_leaves_it_open() -> None:
+    s = OpenSet()
+    s.start(0, 499, 1_000, 0)  # a poll batch
+    s.start(500, 999, 2_000, 1)
+    s.end(10, 19)  # acked meanwhile
+    assert s.due_by(999, 100) == []
+    soon = s.due_by(1_000, 10_000)
+    assert soon == [o for o in range(500) if not 10 <= o <= 19]
+    assert s.due_by(2_000, 600) == soon + list(range(500, 610))
+    assert len(s) == 990 and s.pop_due(1_000, 10_000) == soon

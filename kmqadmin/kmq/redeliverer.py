@@ -153,13 +153,23 @@ class Redeliverer:
             else:
                 redelivered += 1
                 self._produce_copy(producer, p, out)
-            producer.produce(
-                config.markers_topic,
-                key=markers.encode_key(p, offset),
-                value=markers.END,
-                partition=p,
-            )
+        self._end(producer, p, due)
         return Sent(redelivered, dead, gone, undecodable)
+
+    def _end(self, producer: Producer, partition: int, due: list[int]) -> None:
+        """Ends the old copies: kmq's END each, or in the compact format an
+        end range per run (a due poll batch is one run: one record)."""
+        if self.config.marker_format == "compact":
+            ends = markers.compact_ends(sorted(set(due)))
+        else:
+            ends = [(offset, markers.END) for offset in due]
+        for offset, value in ends:
+            producer.produce(
+                self.config.markers_topic,
+                key=markers.encode_key(partition, offset),
+                value=value,
+                partition=partition,
+            )
 
     def _dead_letter(self, producer: Producer, partition: int, out: Outgoing) -> None:
         producer.produce(

@@ -53,6 +53,32 @@ def test_unacked_message_is_redelivered_with_headers(
         client.ack(copy)
 
 
+def test_the_tracker_ends_what_it_redelivers_in_the_queues_format(
+    queue: QueueConfig, tracker: RedeliveryTracker
+) -> None:
+    """kmq's format: an END per message copied, as kmq's own tracker writes
+    them; compact: an end range per run of what fell due together."""
+    send(queue, 60)
+    with QueueClient(queue) as client:
+        first = poll_until(client, 60)
+        copies = poll_until(client, 60, timeout=15)
+    assert sorted(m.id for m in copies) == sorted(m.id for m in first)
+    handed = {(m.partition, m.offset) for m in first}
+    ends = [
+        marker
+        for r in read_all(queue, queue.markers_topic)
+        if (marker := markers.decode(r.key(), r.value(), r.timestamp()[1])).kind
+        is markers.MarkerType.END
+        and (marker.partition, marker.first) in handed
+    ]
+    covered = [(e.partition, o) for e in ends for o in range(e.first, e.last + 1)]
+    assert sorted(covered) == sorted(handed)  # each once, by the tracker alone
+    if queue.marker_format == "kmq":
+        assert len(ends) == 60
+    else:
+        assert len(ends) < 60 and any(e.last > e.first for e in ends)
+
+
 def test_release_redelivers_now_and_counts(queue: QueueConfig, tracker: RedeliveryTracker) -> None:
     send(queue, 1)
     slow = dataclasses.replace(queue, message_timeout_ms=60_000)

@@ -4,12 +4,17 @@ A worker that acks its messages one by one would cost a compact-format
 queue an end record per message, as kmq's format does. Acks arriving within
 ACK_WINDOW_S of the first are held and written together, one END_RANGE (or
 END, for a run of one) per run of consecutive offsets of a partition. A
-timer writes them when the window closes, so an ack is never held longer
-than that, however long the worker then spends on its next message.
+thread of the window's own writes them when the window closes, so an ack is
+never held longer than that, however long the worker then spends on its
+next message; one thread for the client's life, since starting one per
+window would cost more than the writes it saves.
 """
 
+import logging
 import threading
 from collections.abc import Callable
+
+log = logging.getLogger(__name__)
 
 # Short next to any message timeout, long next to a fast worker's ack rate.
 ACK_WINDOW_S = 0.005
@@ -24,22 +29,39 @@ class AckWindow:
         self._window_s = window_s
         self._lock = threading.Lock()
         self._held: dict[int, list[int]] = {}
-        self._timer: threading.Timer | None = None
+        self._opened = threading.Event()  # set by the first ack of a window
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kmq-ack-window", daemon=True)
+        self._thread.start()
 
     def add(self, partition: int, offset: int) -> None:
         with self._lock:
+            first = not self._held
             self._held.setdefault(partition, []).append(offset)
-            if self._timer is None:
-                self._timer = threading.Timer(self._window_s, self.flush)
-                self._timer.daemon = True
-                self._timer.start()
+        if first:
+            self._opened.set()
 
     def flush(self) -> None:
-        """Writes what is held now (the timer, a poll, flush and close call it)."""
+        """Writes what is held now (the window's thread, flush and close call it)."""
         with self._lock:
             held, self._held = self._held, {}
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             for partition, offsets in held.items():
                 self._write(partition, offsets)
+
+    def close(self) -> None:
+        """Writes what is held and ends the window's thread."""
+        self._closing.set()
+        while self._thread.is_alive():  # woken again, should it clear the first wake-up
+            self._opened.set()
+            self._thread.join(0.01)
+        self.flush()
+
+    def _run(self) -> None:
+        while not self._closing.is_set():
+            self._opened.wait()
+            self._closing.wait(self._window_s)
+            self._opened.clear()  # before taking what is held: a later ack opens the next
+            try:
+                self.flush()
+            except Exception:  # the window goes on; those messages are redelivered
+                log.exception("acks not written")

@@ -195,6 +195,7 @@ class QueueClient(Closing):
         try:
             self.flush()
         finally:
+            self._acks.close()
             self._commits.close()
             close_or_abandon(self._consumer, self._watch)
 

@@ -1,6 +1,6 @@
 """Queue-core benchmark; prints one JSON document.
 
-    .venv/bin/python bench/kmq_throughput.py [--messages 50000] [--open 1000000]
+    .venv/bin/python bench/kmq_throughput.py [--messages 200000] [--repeats 3] [--open 1000000]
 
 Every figure that has a plain confluent-kafka equivalent is measured against
 it in the same run, on the same embedded broker, so results read as ratios.
@@ -168,45 +168,62 @@ def tracker_digest(config: QueueConfig, n: int) -> float:
         tracker.stop()
 
 
-def throughput(bootstrap: str, n: int, size: int, batch: int) -> dict:
+def median_rate(measure: Callable[[], float], repeats: int) -> dict:
+    """The median of ``repeats`` runs, with the spread: on 2 cores one run
+    of a few hundred milliseconds swings by a quarter either way."""
+    rates = sorted(measure() for _ in range(repeats))
+    return {"median": statistics.median(rates), "min": rates[0], "max": rates[-1]}
+
+
+def throughput(bootstrap: str, n: int, size: int, batch: int, repeats: int) -> dict:
     """Plain and the I/O floor of kmq's format on one queue, then per marker
-    format: our client with an ack() each on one queue, and with ack_all()
-    on a second, whose markers a tracker then digests: the queue sustains
-    the slower of the two."""
+    format: our client with an ack() each, and with ack_all(), each on fresh
+    queues; a tracker then digests the last ack_all queue's markers: the
+    queue sustains the slower of the two. Client and plain rates are
+    medians of ``repeats`` runs."""
     config = new_queue(bootstrap)
     fill(bootstrap, config.topic, n, size)
-    plain = plain_consume(config, n)
+    plain = median_rate(lambda: plain_consume(config, n), repeats)
     floor = io_floor_consume(config, n, batch)
     formats = {
-        fmt: _format_throughput(bootstrap, n, size, batch, fmt, plain) for fmt in MARKER_FORMATS
+        fmt: _format_throughput(bootstrap, n, size, batch, fmt, plain["median"], repeats)
+        for fmt in MARKER_FORMATS
     }
     return {
         "messages": n,
         "message_bytes": size,
         "batch": batch,
-        "plain_consumer_msgs_per_s": round(plain),
+        "repeats": repeats,
+        "plain_consumer_msgs_per_s": round(plain["median"]),
+        "plain_consumer_spread": [round(plain["min"]), round(plain["max"])],
         "kmq_io_floor_msgs_per_s": round(floor),
-        "io_floor_vs_plain": round(floor / plain, 3),
+        "io_floor_vs_plain": round(floor / plain["median"], 3),
         "marker_formats": formats,
     }
 
 
 def _format_throughput(
-    bootstrap: str, n: int, size: int, batch: int, marker_format: str, plain: float
+    bootstrap: str, n: int, size: int, batch: int, marker_format: str, plain: float, repeats: int
 ) -> dict:
-    each = new_queue(bootstrap, marker_format=marker_format)
-    fill(bootstrap, each.topic, n, size)
-    kmq = kmq_consume(each, n, batch)
-    batched = new_queue(bootstrap, marker_format=marker_format)
-    fill(bootstrap, batched.topic, n, size)
-    whole = kmq_consume(batched, n, batch, each=False)
+    queues: list[QueueConfig] = []
+
+    def client(each: bool) -> float:
+        queue = new_queue(bootstrap, marker_format=marker_format)
+        queues.append(queue)
+        fill(bootstrap, queue.topic, n, size)
+        return kmq_consume(queue, n, batch, each)
+
+    kmq = median_rate(lambda: client(each=True), repeats)
+    whole = median_rate(lambda: client(each=False), repeats)
+    batched = queues[-1]
     marker_records = len(read_topic(bootstrap, batched.markers_topic, PARTITIONS))
     digest = tracker_digest(batched, n)
-    sustained = min(whole, digest)
+    sustained = min(whole["median"], digest)
     return {
-        "client_with_ack_msgs_per_s": round(kmq),
-        "client_with_ack_vs_plain": round(kmq / plain, 3),
-        "client_ack_all_msgs_per_s": round(whole),
+        "client_with_ack_msgs_per_s": round(kmq["median"]),
+        "client_with_ack_vs_plain": round(kmq["median"] / plain, 3),
+        "client_ack_all_msgs_per_s": round(whole["median"]),
+        "client_ack_all_spread": [round(whole["min"]), round(whole["max"])],
         "marker_records_per_message": round(marker_records / n, 4),
         "tracker_digest_msgs_per_s": round(digest),
         "sustained_msgs_per_s": round(sustained),
@@ -385,7 +402,8 @@ def accuracy(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=50_000)
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per client rate (median)")
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--open", type=int, default=1_000_000)
     parser.add_argument("--only", choices=("throughput", "tracker", "redelivery_accuracy"))
@@ -400,7 +418,7 @@ def main() -> None:
     args = parser.parse_args()
     sections = {
         "throughput": lambda b: [
-            throughput(b, args.messages, args.size, batch) for batch in (500, 5000)
+            throughput(b, args.messages, args.size, batch, args.repeats) for batch in (500, 5000)
         ],
         "tracker": lambda b: [open_markers(b, args.open, fmt) for fmt in MARKER_FORMATS],
         "redelivery_accuracy": lambda b: [

@@ -40,6 +40,9 @@ class ClosedOffsets:
         self._highs = array("q")  # exclusive
 
     def __contains__(self, offset: int) -> bool:
+        highs = self._highs
+        if not highs or offset >= highs[-1]:  # past every closed one: a new start
+            return False
         i = bisect_right(self._lows, offset)
         return i > 0 and self._highs[i - 1] > offset
 

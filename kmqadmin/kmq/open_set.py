@@ -57,6 +57,21 @@ class OpenSet:
         message's fate is decided and the replay is ignored, so the tracker
         never sends a second copy (closed_offsets.py). Returns the offsets
         it opened."""
+        if (  # kmq's format in order, a restart's million of them: no calls
+            first == last
+            and first > self._tail_last
+            and deadline >= self._tail_deadline
+            and first not in self._side
+            and first not in self.closed
+        ):
+            self._firsts.append(first)
+            if self._lasts is not None:
+                self._lasts.append(first)
+            self._deadlines.append(deadline)
+            self._markers.append(marker_offset)
+            self._tail_last, self._tail_deadline = first, deadline
+            self._open += 1
+            return 1
         if self._in_order(first, deadline) and self._columns_free(first, last):
             self._append(first, last, deadline, marker_offset)
             return last - first + 1

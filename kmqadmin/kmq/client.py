@@ -288,7 +288,7 @@ class QueueClient(Closing):
     def _write_ends(self, partition: int, offsets: list[int]) -> None:
         """The compact format's acks: an end range per run, END for a run of one."""
         topic, produce = self.config.markers_topic, self._producer.produce
-        for first, value in markers.compact_ends(sorted(set(offsets))):
+        for first, value in markers.ends(offsets, compact=True):
             produce(topic, value, markers.encode_key(partition, first), partition)
 
     def _replace_consumer(self, why: str, call: threading.Thread | None = None) -> None:

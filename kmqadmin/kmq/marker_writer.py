@@ -25,16 +25,13 @@ class MarkerWriter:
     def ack_all(self, deliveries: Iterable[tuple[int, int]]) -> None:
         """End markers for many (partition, offset)s, with one wait for the
         broker: one per run of consecutive offsets in the compact format."""
-        if self.config.marker_format == "kmq":
-            for partition, offset in deliveries:
-                self._produce(partition, offset, markers.END)
-        else:
-            by_partition: dict[int, set[int]] = {}
-            for partition, offset in deliveries:
-                by_partition.setdefault(partition, set()).add(offset)
-            for partition, offsets in by_partition.items():
-                for first, end in markers.compact_ends(sorted(offsets)):
-                    self._produce(partition, first, end)
+        by_partition: dict[int, list[int]] = {}
+        for partition, offset in deliveries:
+            by_partition.setdefault(partition, []).append(offset)
+        compact = self.config.marker_format == "compact"
+        for partition, offsets in by_partition.items():
+            for first, value in markers.ends(offsets, compact):
+                self._produce(partition, first, value)
         self._producer.flush(30)
 
     def retry(self, partition: int, offset: int) -> None:

@@ -31,7 +31,7 @@ as an end of the first offset: a compact queue is not for kmq's clients.
 """
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -134,10 +134,15 @@ def spans(offsets: Sequence[int]) -> list[tuple[int, int]]:
     return found
 
 
-def compact_ends(offsets: Sequence[int]) -> list[tuple[int, bytes]]:
-    """The compact format's acks of sorted distinct ``offsets``: (key offset,
-    value) of an END_RANGE per run, or kmq's END for a run of one."""
-    return [(first, end_range(last) if last > first else END) for first, last in spans(offsets)]
+def ends(offsets: Iterable[int], compact: bool) -> list[tuple[int, bytes]]:
+    """The end records acking ``offsets`` of one partition, as (key offset,
+    value): kmq's END each, or (``compact``) an END_RANGE per run of
+    consecutive offsets, END for a run of one. Every writer of acks (a
+    worker, the tracker, the console) writes them so."""
+    if not compact:
+        return [(offset, END) for offset in offsets]
+    runs = spans(sorted(set(offsets)))
+    return [(first, end_range(last) if last > first else END) for first, last in runs]
 
 
 class Marker(NamedTuple):

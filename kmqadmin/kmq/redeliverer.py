@@ -159,11 +159,7 @@ class Redeliverer:
     def _end(self, producer: Producer, partition: int, due: list[int]) -> None:
         """Ends the old copies: kmq's END each, or in the compact format an
         end range per run (a due poll batch is one run: one record)."""
-        if self.config.marker_format == "compact":
-            ends = markers.compact_ends(sorted(set(due)))
-        else:
-            ends = [(offset, markers.END) for offset in due]
-        for offset, value in ends:
+        for offset, value in markers.ends(due, self.config.marker_format == "compact"):
             producer.produce(
                 self.config.markers_topic,
                 key=markers.encode_key(partition, offset),

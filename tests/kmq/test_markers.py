@@ -269,3 +269,13 @@ def test_spans_are_the_runs_of_consecutive_offsets_none_longer_than_a_range(
     # Split only at a gap, or where a run reached MAX_SPAN.
     for (before, last), (first, _) in itertools.pairwise(found):
         assert first > last + 1 or last - before == markers.MAX_SPAN - 1
+
+
+def test_ends_are_an_end_each_in_kmqs_format_and_a_range_per_run_in_compact() -> None:
+    acked = [7, 3, 4, 5, 9, 4]  # unsorted, with a repeat, as acks arrive
+    assert markers.ends(acked, compact=False) == [(o, markers.END) for o in acked]
+    assert markers.ends(acked, compact=True) == [
+        (3, markers.end_range(5)),
+        (7, markers.END),
+        (9, markers.END),
+    ]

@@ -52,6 +52,19 @@ def fill(bootstrap: str, topic: str, n: int, size: int) -> None:
     producer.flush()
 
 
+def filled_queue(
+    bootstrap: str, n: int, size: int, settle_s: float, **kwargs: object
+) -> QueueConfig:
+    """A new queue holding ``n`` records, and a pause after writing them: for
+    a few seconds after a burst of writes the broker is busy with work of
+    its own, and on 2 cores a consumer started at once read at half the rate
+    it reached later. Every rate here starts after the same pause."""
+    config = new_queue(bootstrap, **kwargs)
+    fill(bootstrap, config.topic, n, size)
+    time.sleep(settle_s)
+    return config
+
+
 def timed(fn: Callable[[], int]) -> float:
     """Messages per second of ``fn``, which returns how many it handled."""
     started = time.perf_counter()
@@ -175,18 +188,22 @@ def median_rate(measure: Callable[[], float], repeats: int) -> dict:
     return {"median": statistics.median(rates), "min": rates[0], "max": rates[-1]}
 
 
-def throughput(bootstrap: str, n: int, size: int, batch: int, repeats: int) -> dict:
-    """Plain and the I/O floor of kmq's format on one queue, then per marker
-    format: our client with an ack() each, and with ack_all(), each on fresh
-    queues; a tracker then digests the last ack_all queue's markers: the
+def throughput(
+    bootstrap: str, n: int, size: int, batch: int, repeats: int, settle_s: float
+) -> dict:
+    """Plain and the I/O floor of kmq's format, then per marker format our
+    client with an ack() each and with ack_all(), every run on a queue of
+    its own; a tracker then digests the last ack_all queue's markers: the
     queue sustains the slower of the two. Client and plain rates are
     medians of ``repeats`` runs."""
-    config = new_queue(bootstrap)
-    fill(bootstrap, config.topic, n, size)
-    plain = median_rate(lambda: plain_consume(config, n), repeats)
-    floor = io_floor_consume(config, n, batch)
+
+    def queue(**kwargs: object) -> QueueConfig:
+        return filled_queue(bootstrap, n, size, settle_s, **kwargs)
+
+    plain = median_rate(lambda: plain_consume(queue(), n), repeats)
+    floor = io_floor_consume(queue(), n, batch)
     formats = {
-        fmt: _format_throughput(bootstrap, n, size, batch, fmt, plain["median"], repeats)
+        fmt: _format_throughput(queue, n, batch, fmt, plain["median"], repeats)
         for fmt in MARKER_FORMATS
     }
     return {
@@ -194,6 +211,7 @@ def throughput(bootstrap: str, n: int, size: int, batch: int, repeats: int) -> d
         "message_bytes": size,
         "batch": batch,
         "repeats": repeats,
+        "settle_s": settle_s,
         "plain_consumer_msgs_per_s": round(plain["median"]),
         "plain_consumer_spread": [round(plain["min"]), round(plain["max"])],
         "kmq_io_floor_msgs_per_s": round(floor),
@@ -203,20 +221,23 @@ def throughput(bootstrap: str, n: int, size: int, batch: int, repeats: int) -> d
 
 
 def _format_throughput(
-    bootstrap: str, n: int, size: int, batch: int, marker_format: str, plain: float, repeats: int
+    queue: Callable[..., QueueConfig],
+    n: int,
+    batch: int,
+    marker_format: str,
+    plain: float,
+    repeats: int,
 ) -> dict:
     queues: list[QueueConfig] = []
 
     def client(each: bool) -> float:
-        queue = new_queue(bootstrap, marker_format=marker_format)
-        queues.append(queue)
-        fill(bootstrap, queue.topic, n, size)
-        return kmq_consume(queue, n, batch, each)
+        queues.append(queue(marker_format=marker_format))
+        return kmq_consume(queues[-1], n, batch, each)
 
     kmq = median_rate(lambda: client(each=True), repeats)
     whole = median_rate(lambda: client(each=False), repeats)
     batched = queues[-1]
-    marker_records = len(read_topic(bootstrap, batched.markers_topic, PARTITIONS))
+    marker_records = len(read_topic(batched.bootstrap_servers, batched.markers_topic, PARTITIONS))
     digest = tracker_digest(batched, n)
     sustained = min(whole["median"], digest)
     return {
@@ -404,6 +425,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3, help="runs per client rate (median)")
+    parser.add_argument(
+        "--settle-s", type=float, default=3.0, help="pause after filling a throughput queue"
+    )
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--open", type=int, default=1_000_000)
     parser.add_argument("--only", choices=("throughput", "tracker", "redelivery_accuracy"))
@@ -418,7 +442,8 @@ def main() -> None:
     args = parser.parse_args()
     sections = {
         "throughput": lambda b: [
-            throughput(b, args.messages, args.size, batch, args.repeats) for batch in (500, 5000)
+            throughput(b, args.messages, args.size, batch, args.repeats, args.settle_s)
+            for batch in (500, 5000)
         ],
         "tracker": lambda b: [open_markers(b, args.open, fmt) for fmt in MARKER_FORMATS],
         "redelivery_accuracy": lambda b: [

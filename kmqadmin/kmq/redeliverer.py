@@ -9,12 +9,14 @@ and the next owner rebuilds the open set from the committed offset.
 """
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import Producer, TopicPartition
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader, ReadTimeout
+from kmqadmin.kafka.client.clock import now_ms
 
 from . import markers
 from .config import QueueConfig
@@ -25,6 +27,9 @@ log = logging.getLogger(__name__)
 
 # Timed-out read-backs of one partition in a row before the unread are taken for gone.
 READ_ATTEMPTS = 3
+# Originals are read this long before they are due (a tenth of the message
+# timeout when that is shorter), every quarter of it (read_ahead).
+READ_AHEAD_MS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +84,25 @@ class Redeliverer:
         )
         # Per partition: read-backs of the same due batch that timed out in a row.
         self._read_failures: dict[int, int] = {}
-        # Per partition: originals read ahead of their deadline (read_ahead);
+        self.read_ahead_ms = min(READ_AHEAD_MS, config.message_timeout_ms // 10)
+        self._last_read_ahead = 0
+        # Per partition: originals read ahead of their deadline (read_soon);
         # None for an offset read and not found, which is read again when due.
         self._ahead: dict[int, dict[int, KafkaMessage | None]] = {}
 
     def close(self) -> None:
         self._reader.close()
 
-    def read_ahead(self, soon: dict[int, list[int]]) -> None:
+    def read_ahead(self, states: Iterable[TrackedPartition], limit: int) -> None:
+        """Every quarter of the read-ahead, has the originals of what falls
+        due within it read now (up to ``limit`` a partition)."""
+        now = now_ms()
+        if now - self._last_read_ahead < self.read_ahead_ms // 4:
+            return
+        self._last_read_ahead, until = now, now + self.read_ahead_ms
+        self.read_soon({s.partition: s.open.due_by(until, limit) for s in states})
+
+    def read_soon(self, soon: dict[int, list[int]]) -> None:
         """Reads the originals of the messages due soon (partition -> open
         offsets), so that when they are due the redelivery waits on no read:
         in a burst of deadlines a read per turn put tens of milliseconds on

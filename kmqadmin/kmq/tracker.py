@@ -32,11 +32,6 @@ from .tracked_partition import TrackedPartition, apply_batch
 
 log = logging.getLogger(__name__)
 
-# Originals are read this long before they are due (a tenth of the message
-# timeout when that is shorter), every quarter of it: a redelivery then
-# waits on no read-back (redeliverer.read_ahead).
-READ_AHEAD_MS = 200
-
 
 @dataclass(eq=False, kw_only=True)
 class MarkersPartition(TrackedPartition, OwnedPartition):
@@ -72,8 +67,6 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self.read_timeout = read_timeout
         self._redeliverer: Redeliverer | None = None
         self._last_commit = 0.0
-        self._read_ahead_ms = min(READ_AHEAD_MS, config.message_timeout_ms // 10)
-        self._last_read_ahead = 0
         self._redelivered = self._dead_lettered = self._skipped = self._undecodable = 0
         self._acked = 0
         self._lag = 0
@@ -103,10 +96,12 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self._last_commit = time.monotonic()
 
     def _turn(self, records: list[KafkaMessage]) -> None:
-        """Applies the markers read, redelivers what is due, commits now and then."""
+        """Applies the markers read, redelivers what is due, reads ahead, commits."""
         self._acked += apply_batch(self._states, records, self._skip)
         self._redeliver_due()
-        self._read_ahead()
+        assert self._redeliverer is not None
+        caught_up = [s for s in self._states.values() if s.caught_up]
+        self._redeliverer.read_ahead(caught_up, self.batch_size)
         if time.monotonic() - self._last_commit >= self.commit_interval:
             self._commit_progress()
             self._last_commit = time.monotonic()
@@ -147,17 +142,6 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
                 break
         if parts:
             self._redeliver(DueBatch(parts))
-
-    def _read_ahead(self) -> None:
-        """Has the originals of what is due within the read-ahead read now."""
-        assert self._redeliverer is not None
-        now = now_ms()
-        if now - self._last_read_ahead < self._read_ahead_ms // 4:
-            return
-        self._last_read_ahead, until = now, now + self._read_ahead_ms
-        states = list(self._states.values())
-        soon = {s.partition: s.open.due_by(until, self.batch_size) for s in states if s.caught_up}
-        self._redeliverer.read_ahead(soon)
 
     def _read_until(self, state: MarkersPartition, now: int) -> int:
         """The time up to which this partition's markers are known to be read:

@@ -34,8 +34,8 @@ def test_read_ahead_serves_what_falls_due_and_lets_go_of_the_rest(queue: QueueCo
     redeliverer = Redeliverer(queue, read_timeout=10.0)
     reader = redeliverer._reader = CountedReader(redeliverer._reader)  # type: ignore[assignment]
     try:
-        redeliverer.read_ahead({0: offsets[:5]})
-        redeliverer.read_ahead({0: offsets[:6]})  # only the newly due is read
+        redeliverer.read_soon({0: offsets[:5]})
+        redeliverer.read_soon({0: offsets[:6]})  # only the newly due is read
         assert reader.asked == [offsets[:5], offsets[5:6]]
 
         originals = redeliverer.read_originals(0, offsets[:3])
@@ -43,13 +43,13 @@ def test_read_ahead_serves_what_falls_due_and_lets_go_of_the_rest(queue: QueueCo
         assert [originals[o].value() for o in offsets[:3]] == [b"m0", b"m1", b"m2"]
 
         past_end = offsets[-1] + 100  # a hostile start's offset: read, absent
-        redeliverer.read_ahead({0: [offsets[4], past_end]})  # offsets[3] was acked meanwhile
+        redeliverer.read_soon({0: [offsets[4], past_end]})  # offsets[3] was acked meanwhile
         assert reader.asked[2:] == [[past_end]]
         originals = redeliverer.read_originals(0, [offsets[3], offsets[4], past_end])
         assert originals is not None and set(originals) == {offsets[3], offsets[4]}
         assert reader.asked[3:] == [[offsets[3], past_end]]  # let go, and absent: read when due
 
-        redeliverer.read_ahead({})  # a partition no longer owned
+        redeliverer.read_soon({})  # a partition no longer owned
         assert redeliverer.read_originals(0, [offsets[5]]) is not None
         assert reader.asked[4:] == [[offsets[5]]]
     finally:

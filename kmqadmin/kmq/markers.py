@@ -141,7 +141,8 @@ def ends(offsets: Iterable[int], compact: bool) -> list[tuple[int, bytes]]:
     worker, the tracker, the console) writes them so."""
     if not compact:
         return [(offset, END) for offset in offsets]
-    runs = spans(sorted(set(offsets)))
+    distinct = sorted(set(offsets))
+    runs = spans(distinct) if distinct else []
     return [(first, end_range(last) if last > first else END) for first, last in runs]
 
 

@@ -279,3 +279,4 @@ def test_ends_are_an_end_each_in_kmqs_format_and_a_range_per_run_in_compact() ->
         (7, markers.END),
         (9, markers.END),
     ]
+    assert markers.ends([], compact=True) == markers.ends([], compact=False) == []

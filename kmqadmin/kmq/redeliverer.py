@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import Message as KafkaMessage
-from confluent_kafka import Producer, TopicPartition
+from confluent_kafka import Producer
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader, ReadTimeout
 from kmqadmin.kafka.client.clock import now_ms
@@ -41,34 +41,25 @@ class Sent:
     gone: int  # due, but no longer in the queue topic: skipped
     undecodable: int  # of the dead-lettered, those whose headers do not decode
 
+    def __add__(self, other: "Sent") -> "Sent":
+        return Sent(
+            self.redelivered + other.redelivered,
+            self.dead_lettered + other.dead_lettered,
+            self.gone + other.gone,
+            self.undecodable + other.undecodable,
+        )
+
 
 @dataclass
-class DueBatch:
+class DueBatch[S: TrackedPartition]:
     """A turn's due messages, partition by partition: one transaction."""
 
-    parts: list[tuple[TrackedPartition, list[int], dict[int, KafkaMessage]]]
+    parts: list[tuple[S, list[int], dict[int, KafkaMessage]]]
     sent: list[Sent] = field(default_factory=list)
-
-    @property
-    def partitions(self) -> list[int]:
-        return [state.partition for state, _, _ in self.parts]
-
-    def offsets(self, markers_topic: str) -> list[TopicPartition]:
-        """Each partition's commit point, with its closed offsets as metadata."""
-        return [
-            TopicPartition(
-                markers_topic, s.partition, s.commit_offset(), s.open.closed.to_metadata()
-            )
-            for s, _, _ in self.parts
-        ]
 
     def write(self, redeliverer: "Redeliverer", producer: Producer) -> None:
         for state, due, originals in self.parts:
             self.sent.append(redeliverer.produce(state, producer, due, originals))
-
-    def committed(self, offsets: list[TopicPartition]) -> None:
-        for (state, _, _), tp in zip(self.parts, offsets, strict=True):
-            state.committed = tp.offset
 
 
 class Redeliverer:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from confluent_kafka import KafkaError
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from . import markers
 from .markers import ABSOLUTE_FROM, DEADLINE, DEADLINE_MAX, DEADLINE_MIN, KEY, MarkerType
@@ -44,7 +44,6 @@ class TrackedPartition:
     next_offset: int = 0  # next markers offset to read
     open: OpenSet = field(default_factory=OpenSet)
     rejected: dict[int, str] = field(default_factory=dict)  # queue offset -> reason
-    committed: int = -1  # the markers offset last committed
     last_read: Record | None = None  # the newest marker read, for its timestamp
 
     def apply(self, key: bytes | None, value: bytes | None, timestamp: int, offset: int) -> int:
@@ -80,6 +79,30 @@ class TrackedPartition:
         """The markers offset to commit: the oldest open start marker, or the
         next to read when none is open."""
         return self.open.commit_offset(self.next_offset)
+
+    def known_until(self, consumer: Consumer, markers_topic: str, now: int) -> int:
+        """The time up to which this partition's markers are known to be read:
+        now when ``consumer`` has read to the end, else the timestamp of the
+        newest marker read. A message due after that may have its end marker
+        in the part not read yet, so a tracker that lags behind a burst of
+        markers redelivers only what it knows was not acked in time."""
+        last = self.last_read
+        if last is None:
+            return now
+        tp = TopicPartition(markers_topic, self.partition)
+        ends = consumer.get_watermark_offsets(tp, cached=True)
+        # The position, not the next marker's offset: a transaction's commit
+        # marker takes an offset too, and is never handed out as a record.
+        position = consumer.position([tp])[0].offset
+        if ends is None or ends[1] < 0 or position < 0 or position >= ends[1]:
+            return now
+        return min(now, last.timestamp()[1])
+
+    def commit_point(self, markers_topic: str) -> TopicPartition:
+        """``commit_offset`` with the newest closed offsets as its metadata:
+        together, what a restart reads the partition from (start_points.py)."""
+        offset = self.commit_offset()
+        return TopicPartition(markers_topic, self.partition, offset, self.open.closed.to_metadata())
 
 
 # Called with the partition, the marker's offset and why it was skipped.

@@ -3,15 +3,16 @@
 This is the loop of the tracker as kmq splits it: assignment, consume,
 redeliver what is due, commit. Per assigned markers partition it keeps a
 MarkersPartition: what the markers say (kmq/tracked_partition.py: the open
-set, rejected reasons, the commit point). What is due on every partition in
-a turn is redelivered or dead-lettered in one transaction of the tracker's
-producer, fenced by the group's generation
-(kafka/ownership/partition_owner.py, kmq/redeliverer.py).
+set, rejected reasons, the commit point) and what of it is committed
+(kmq/markers_partition.py). What is due on every partition in a turn is
+redelivered or dead-lettered in one transaction of the tracker's producer,
+fenced by the group's generation (kafka/ownership/partition_owner.py,
+kmq/redeliverer.py), and committed behind the loop: in a burst of deadlines
+the next turn's copies wait on no commit.
 """
 
 import logging
 import time
-from dataclasses import dataclass
 from functools import partial
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -19,13 +20,14 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition, process_slot
+from kmqadmin.kafka.ownership.owned import Owned, process_slot
 from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
 
 from . import markers
 from .config import QueueConfig
+from .markers_partition import MarkersPartition
 from .open_set import OpenSet
-from .redeliverer import DueBatch, Redeliverer
+from .redeliverer import DueBatch, Redeliverer, Sent
 from .start_points import start_points
 from .stats import TrackerStats
 from .tracked_partition import TrackedPartition, apply_batch
@@ -33,15 +35,12 @@ from .tracked_partition import TrackedPartition, apply_batch
 log = logging.getLogger(__name__)
 
 
-@dataclass(eq=False, kw_only=True)
-class MarkersPartition(TrackedPartition, OwnedPartition):
-    """A markers partition the tracker owns: what its markers say."""
-
-
 class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     thread_name = "kmq-tracker"
     role = "tracker"
     barrier_value = markers.END
+    # Redeliveries commit behind the loop, on two producers taking turns.
+    lanes = 2
 
     def __init__(
         self,
@@ -67,19 +66,18 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self.read_timeout = read_timeout
         self._redeliverer: Redeliverer | None = None
         self._last_commit = 0.0
-        self._redelivered = self._dead_lettered = self._skipped = self._undecodable = 0
-        self._acked = 0
-        self._lag = 0
+        self._sent = Sent(0, 0, 0, 0)  # what redelivery transactions committed did
+        self._acked = self._skipped = self._lag = 0
 
     def stats(self) -> TrackerStats:
         states = list(self._states.values())
         return TrackerStats(
             in_flight=sum(len(s.open) for s in states),
             acked=self._acked,
-            redelivered=self._redelivered,
-            dead_lettered=self._dead_lettered,
-            skipped=self._skipped,
-            undecodable=self._undecodable,
+            redelivered=self._sent.redelivered,
+            dead_lettered=self._sent.dead_lettered,
+            skipped=self._skipped + self._sent.gone,
+            undecodable=self._sent.undecodable,
             markers_lag=self._lag,
             partitions=self.owned_partitions(),
             rebalances=self.rebalances,
@@ -90,14 +88,17 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     def _open(self) -> None:
         assert self._consumer is not None
         self._redeliverer = Redeliverer(self.config, self.read_timeout)
-        self._redeliverer.dlq_partitions = len(
-            topic_partitions(self._consumer, self.config.dlq_topic)
-        )
+        dlq = topic_partitions(self._consumer, self.config.dlq_topic)
+        self._redeliverer.dlq_partitions = len(dlq)
         self._last_commit = time.monotonic()
 
     def _turn(self, records: list[KafkaMessage]) -> None:
         """Applies the markers read, redelivers what is due, reads ahead, commits."""
         self._acked += apply_batch(self._states, records, self._skip)
+        # An aborted redelivery took its due: read again (after the records
+        # are applied: a seek drops those fetched before it), they are open.
+        if failed := [p for p, s in self._states.items() if s.failed]:
+            self._restart(failed)
         self._redeliver_due()
         assert self._redeliverer is not None
         caught_up = [s for s in self._states.values() if s.caught_up]
@@ -108,9 +109,8 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
 
     def _skip(self, state: TrackedPartition, offset: int, exc: markers.MarkerError) -> None:
         self._skipped += 1
-        log.warning(
-            "skipped marker %s/%d/%d: %s", self.config.markers_topic, state.partition, offset, exc
-        )
+        where = f"{self.config.markers_topic}/{state.partition}/{offset}"
+        log.warning("skipped marker %s: %s", where, exc)
 
     def _next_wake(self, state: MarkersPartition) -> int | None:
         return state.open.next_deadline()
@@ -120,15 +120,12 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     def _redeliver_due(self) -> None:
         """What is due, most overdue partition first, up to ``batch_size``
         in all, in one transaction."""
-        assert self._redeliverer is not None
+        assert self._redeliverer is not None and self._consumer is not None
         now, parts, budget = now_ms(), [], self.batch_size
-        overdue = sorted(
-            (deadline, s.partition, s)
-            for s in list(self._states.values())
-            if s.caught_up and (deadline := s.open.next_deadline()) is not None and deadline <= now
-        )
-        for _, p, state in overdue:
-            due = state.open.pop_due(self._read_until(state, now), budget)
+        for state in self._due_by(now):
+            until = state.known_until(self._consumer, self.config.markers_topic, now)
+            p = state.partition
+            due = state.open.pop_due(until, budget)
             if not due:
                 continue
             originals = self._redeliverer.read_originals(p, due)
@@ -143,42 +140,42 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         if parts:
             self._redeliver(DueBatch(parts))
 
-    def _read_until(self, state: MarkersPartition, now: int) -> int:
-        """The time up to which this partition's markers are known to be read:
-        now when the tracker has read to the end, else the timestamp of the
-        newest marker read. A message due after that may have its end marker
-        in the part not read yet, so a tracker that lags behind a burst of
-        markers redelivers only what it knows was not acked in time."""
-        assert self._consumer is not None
-        last = state.last_read
-        if last is None:
-            return now
-        tp = TopicPartition(self.config.markers_topic, state.partition)
-        ends = self._consumer.get_watermark_offsets(tp, cached=True)
-        # The position, not the next marker's offset: a transaction's commit
-        # marker takes an offset too, and is never handed out as a record.
-        position = self._consumer.position([tp])[0].offset
-        if ends is None or ends[1] < 0 or position < 0 or position >= ends[1]:
-            return now
-        return min(now, last.timestamp()[1])
+    def _due_by(self, until: int) -> list[MarkersPartition]:
+        """The partitions with a delivery due by ``until``, most overdue first."""
+        due = [
+            (first, s.partition, s)
+            for s in list(self._states.values())
+            if s.caught_up and (first := s.open.next_deadline()) is not None and first <= until
+        ]
+        return [s for _, _, s in sorted(due)]
 
-    def _redeliver(self, batch: DueBatch) -> None:
+    def _redeliver(self, batch: DueBatch[MarkersPartition]) -> None:
         """One transaction: each partition's copies, dead letters and end
-        markers, and its commit point. Aborted, it leaves nothing visible
-        (read_committed), so the partitions read again open exactly what
-        was open before."""
-        redeliverer = self._redeliverer
-        assert redeliverer is not None
-        offsets = batch.offsets(self.config.markers_topic)
-        if not self._transact(offsets, partial(batch.write, redeliverer)):
-            self._restart(batch.partitions)  # pop_due closed them: read again, they are open
+        markers, and its safe point (markers_partition.py). It commits
+        behind the loop, so the next turn's copies need not wait for it.
+        Aborted, it leaves nothing visible (read_committed), and the
+        partitions read again open exactly what was open before."""
+        assert self._redeliverer and self._producer and self._consumer
+        topic = self.config.markers_topic
+        offsets = [state.safe_point(topic) for state, _, _ in batch.parts]
+        for state, _, _ in batch.parts:
+            state.committing += 1
+        write, done = partial(batch.write, self._redeliverer), partial(self._decided, batch)
+        metadata = self._consumer.consumer_group_metadata()
+        self._producer.transact_behind(offsets, metadata, write, done)
+
+    def _decided(
+        self, batch: DueBatch[MarkersPartition], committed: list[TopicPartition] | None
+    ) -> None:
+        """A redelivery transaction's outcome, on the loop's thread."""
+        for state, _, _ in batch.parts:
+            state.committing -= 1
+            state.failed = state.failed or committed is None
+        if committed is None:
             return
-        batch.committed(offsets)
-        for sent in batch.sent:
-            self._redelivered += sent.redelivered
-            self._dead_lettered += sent.dead_lettered
-            self._skipped += sent.gone
-            self._undecodable += sent.undecodable
+        for (state, _, _), tp in zip(batch.parts, committed, strict=True):
+            state.committed = tp
+        self._sent = sum(batch.sent, self._sent)
 
     # --- offsets and rebalances ------------------------------------------
 
@@ -186,14 +183,11 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         assert self._consumer is not None
         offsets, lag = [], 0
         for state in self._states.values():
-            commit = state.commit_offset()
-            if commit != state.committed:
-                closed = state.open.closed.to_metadata()
-                tp = TopicPartition(self.config.markers_topic, state.partition, commit, closed)
-                offsets.append(tp)
-            high = self._consumer.get_watermark_offsets(
-                TopicPartition(self.config.markers_topic, state.partition), cached=True
-            )
+            point = state.safe_point(self.config.markers_topic)
+            if point.offset != state.committed.offset:
+                offsets.append(point)
+            tp = TopicPartition(self.config.markers_topic, state.partition)
+            high = self._consumer.get_watermark_offsets(tp, cached=True)
             if high is not None and high[1] >= 0:
                 lag += max(0, high[1] - state.next_offset)
         self._lag = lag
@@ -205,7 +199,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             log.warning("markers offset commit failed: %s", exc)
             return
         for tp in offsets:
-            self._states[tp.partition].committed = tp.offset
+            self._states[tp.partition].committed = tp
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Each read from where _new_states found it starts, so the consumer
@@ -224,19 +218,22 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     ) -> dict[int, MarkersPartition]:
         """Each read from its start point (start_points.py)."""
         assert self._consumer is not None
-        found = start_points(self._consumer, self.config.markers_topic, committed)
+        topic = self.config.markers_topic
+        found = start_points(self._consumer, topic, committed)
         return {
             p: MarkersPartition(
                 partition=p,
                 next_offset=start.offset,
                 open=OpenSet(start.closed),
                 catch_up_to=catch_up_to[p],
-                committed=start.offset,
+                committed=TopicPartition(topic, p, start.offset, start.closed.to_metadata()),
             )
             for p, start in found.items()
         }
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        assert self._producer is not None  # its outcomes first: the best points go
+        self._producer.collect(wait=True)
         self._commit_progress()
         super()._on_revoke(consumer, partitions)
 

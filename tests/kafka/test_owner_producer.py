@@ -10,6 +10,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from bench.common import read_topic
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
@@ -121,3 +122,54 @@ def test_a_transaction_begun_ahead_and_not_used_holds_no_one_back(
         assert producer.transact(positions, metadata, lambda p: None)
         producer.close(5)
     consumer.close()
+
+
+def committed_values(owned: Owned) -> list[bytes]:
+    """What a read_committed reader sees on partition 0 of the owned topic."""
+    return [r.value() for r in read_topic(owned.bootstrap_servers, owned.topic, 1)]
+
+
+def test_transactions_committed_behind_land_and_report_in_order(owned: Owned) -> None:
+    """The second transaction is written, on the other lane, before the
+    first one's commit is collected; outcomes reach ``done`` only through
+    ``collect``, oldest first, each with the offsets it committed."""
+    consumer = member(owned)
+    producer = OwnerProducer(owned, lanes=2)
+    metadata = consumer.consumer_group_metadata()
+    outcomes: list[list[TopicPartition] | None] = []
+    for i, value in enumerate((b"first", b"second")):
+        write = lambda p, v=value: p.produce(owned.topic, v, partition=0)  # noqa: E731
+        producer.transact_behind(
+            [TopicPartition(owned.topic, 0, i + 1)], metadata, write, outcomes.append
+        )
+    assert outcomes == []
+    producer.collect(wait=True)
+    assert [[(tp.partition, tp.offset) for tp in o or []] for o in outcomes] == [[(0, 1)], [(0, 2)]]
+    assert committed_values(owned) == [b"first", b"second"]
+    producer.close(5)
+    consumer.close()
+
+
+def test_a_transaction_committed_behind_after_the_group_moved_on_is_aborted(
+    owned: Owned,
+) -> None:
+    """Its offsets are refused (KIP-447): ``done`` gets None, nothing it
+    wrote is visible, and the producer goes on with the next one."""
+    old = member(owned)
+    stale = old.consumer_group_metadata()
+    old.close()  # the group moves on
+    producer = OwnerProducer(owned, lanes=2)
+    outcomes: list[list[TopicPartition] | None] = []
+    offsets = [TopicPartition(owned.topic, 0, 1)]
+    zombie = lambda p: p.produce(owned.topic, b"zombie", partition=0)  # noqa: E731
+    producer.transact_behind(offsets, stale, zombie, outcomes.append)
+    producer.collect(wait=True)
+    assert outcomes == [None]
+    current = member(owned)
+    heir = lambda p: p.produce(owned.topic, b"heir", partition=0)  # noqa: E731
+    producer.transact_behind(offsets, current.consumer_group_metadata(), heir, outcomes.append)
+    producer.unprepare()  # what commits behind is collected before ownership changes
+    assert [(tp.partition, tp.offset) for tp in outcomes[1] or []] == [(0, 1)]
+    assert committed_values(owned) == [b"heir"]
+    producer.close(5)
+    current.close()

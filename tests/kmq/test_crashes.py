@@ -370,8 +370,10 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
     transaction. The heir reads none of those partitions' markers before the
     zombie's transaction is decided (its barrier waits behind it), and what
     the zombie begins after its group moved on is refused (KIP-447), so
-    every (kmq-id, attempt) is copied once and no committed offset goes
-    back. Stopped past its transaction timeout (a long GC pause, a VM
+    every (kmq-id, attempt) is copied once, and the committed offsets come
+    back past where they were (they may step back for a moment while a
+    tracker's own redeliveries of a partition overlap: markers_partition.py).
+    Stopped past its transaction timeout (a long GC pause, a VM
     stall), the broker has aborted its transaction: its producer is fenced,
     and it starts a new life as a new member."""
     queue = dataclasses.replace(
@@ -411,7 +413,13 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
                 "the zombie to go on with its transaction, then join again",
                 evidence=lambda: log_tail(zombie_log),
             )
-            assert all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
+            wait_for(
+                until(
+                    lambda: all(a >= b for a, b in zip(_committed(queue), committed, strict=True))
+                ),
+                60,
+                "committed offsets back past where they were before the zombie's return",
+            )
     finally:
         kill9(zombie)
         if heir is not None:

@@ -33,6 +33,10 @@ class Pending:
             raise self._raised
         return None
 
+    def finished(self) -> bool:
+        """Whether the call has returned (or raised)."""
+        return self._done.is_set()
+
     def run(self, call: Callable[[], object]) -> None:
         try:
             call()

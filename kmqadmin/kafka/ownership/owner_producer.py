@@ -18,10 +18,18 @@ anything is written in it; an owner paused meanwhile and resumed after its
 group moved on could still write in it. Its offsets are pending until it is
 decided, so a new owner's barriers, written once its offsets are stable,
 follow whatever it writes (barrier.py).
+
+An owner that redelivers in bursts (the tracker) commits behind itself
+(``transact_behind``): it writes a transaction on one lane and goes on
+while that lane's thread sends the offsets and commits, so the next turn
+writes on the other lane without waiting on the broker at all. A lane holds
+one transaction at a time: a third turn waits for the first's commit.
+Outcomes reach the owner in order, on its own thread (``collect``).
 """
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -46,6 +54,20 @@ class _Prepared:
     offsets: list[TopicPartition]
     call: Pending  # begin_transaction + send_offsets_to_transaction
     since: float  # time.monotonic()
+
+
+# Called with the offsets a transaction committed, or None when it was aborted.
+Done = Callable[[list[TopicPartition] | None], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Committing:
+    """A transaction written and left to its lane's thread to commit."""
+
+    lane: Producer
+    offsets: list[TopicPartition]
+    call: Pending  # send_offsets_to_transaction + commit_transaction
+    done: Done
 
 
 class OwnerProducer:
@@ -79,13 +101,18 @@ class OwnerProducer:
         self._hung = False  # a call of its own never returned (_wait)
         # Where send_offsets_to_transaction runs (_wait).
         self._calls = CallThread("kmq-send-offsets")
+        # Transactions committing behind the owner (transact_behind), oldest
+        # first; each lane's commits run on a thread of its own.
+        self._committing: deque[_Committing] = deque()
+        self._behind = [CallThread(f"kmq-commit-{i}") for i in range(lanes)]
 
     def barriers(
         self, topic: str, keys: Mapping[int, bytes], value: bytes | None
     ) -> dict[int, int]:
         """One barrier record per partition of ``keys``, in one transaction;
-        each one's offset. Nothing may be prepared (``unprepare``)."""
-        assert self._prepared is None
+        each one's offset. Nothing may be prepared or committing
+        (``unprepare``)."""
+        assert self._prepared is None and not self._committing
         return write_barriers(self._lanes[self._next], topic, keys, value)
 
     def transact(
@@ -126,21 +153,79 @@ class OwnerProducer:
             return False
         return True
 
-    def unprepare(self, timeout_s: float = 10) -> None:
-        """Aborts the transaction prepared ahead, if any: its offsets would
-        hold back a new owner of their partitions (``consumer.committed``
-        waits for them, KIP-447), so it ends before partitions are owned
-        anew, revoked or left. ``timeout_s``: for the abort, and at most the
-        transaction's life for its preparation."""
-        prepared, self._prepared = self._prepared, None
-        if prepared is None:
-            return
+    def transact_behind(
+        self,
+        offsets: list[TopicPartition],
+        group_metadata: object,
+        act: Callable[[Producer], None],
+        done: Done,
+    ) -> None:
+        """One transaction as ``transact``'s, committed behind the caller:
+        ``act(producer)`` writes on the next lane now, once that lane's
+        previous transaction is decided, and the lane's thread sends
+        ``offsets`` and commits while the caller goes on. ``done`` gets the
+        outcome on the caller's thread (``collect``). The caller sends
+        offsets that hold whatever the transactions still committing before
+        it come to (the tracker's commit points, tracker.py)."""
+        assert self._prepared is None
+        index = self._next
+        lane, self._next = self._lanes[index], (index + 1) % len(self._lanes)
+        while any(c.lane is lane for c in self._committing):
+            self._collect_one()
         try:
-            self._wait(prepared.call, timeout_s)
+            lane.begin_transaction()
+            act(lane)
         except ProducerFenced:
             raise
         except KafkaException as exc:
-            self._abort(prepared.lane, prepared.offsets, exc)
+            self._abort(lane, offsets, exc)
+            done(None)
+            return
+
+        def send_and_commit() -> None:
+            lane.send_offsets_to_transaction(offsets, group_metadata, self._timeout_s)
+            lane.commit_transaction(self._timeout_s)
+
+        call = self._behind[index].submit(send_and_commit)
+        self._committing.append(_Committing(lane, offsets, call, done))
+
+    def collect(self, wait: bool = False, timeout_s: float | None = None) -> None:
+        """Hands the outcomes of the transactions committing behind to their
+        ``done``, oldest first: those decided, or with ``wait`` all of them,
+        each waited for ``timeout_s`` at most (``_wait``)."""
+        while self._committing and (wait or self._committing[0].call.finished()):
+            self._collect_one(timeout_s)
+
+    def _collect_one(self, timeout_s: float | None = None) -> None:
+        c = self._committing.popleft()
+        c.done(c.offsets if self._landed(c.call, c.lane, c.offsets, timeout_s) else None)
+
+    def _landed(
+        self, call: Pending, lane: Producer, offsets: list[TopicPartition], timeout_s: float | None
+    ) -> bool:
+        """Waits for a call in a transaction; False when it failed and the
+        transaction was aborted."""
+        try:
+            self._wait(call, timeout_s)
+        except ProducerFenced:
+            raise
+        except KafkaException as exc:
+            self._abort(lane, offsets, exc)
+            return False
+        return True
+
+    def unprepare(self, timeout_s: float = 10) -> None:
+        """Ends what this producer has going before partitions are owned
+        anew, revoked or left: what commits behind is waited for (its
+        outcomes collected), and the transaction prepared ahead, if any, is
+        aborted: its offsets would hold back a new owner of their partitions
+        (``consumer.committed`` waits for them, KIP-447). ``timeout_s``: for
+        the abort, and at most the transaction's life for its preparation."""
+        self.collect(wait=True)
+        prepared, self._prepared = self._prepared, None
+        if prepared is None:
+            return
+        if not self._landed(prepared.call, prepared.lane, prepared.offsets, timeout_s):
             return
         try:
             prepared.lane.abort_transaction(timeout_s)
@@ -177,8 +262,9 @@ class OwnerProducer:
         )
 
     def _wait(self, call: Pending, timeout_s: float | None = None) -> None:
-        """Waits for a ``send_offsets_to_transaction``, for the transaction's
-        life. librdkafka ignores that call's timeout while the group
+        """Waits for a ``send_offsets_to_transaction`` (and a commit behind
+        it), for the transaction's life: after that the broker aborts it
+        anyway. librdkafka ignores that call's timeout while the group
         coordinator it knows is gone (issues #5456 and #5511): a tracker
         whose coordinator was killed waited on it for as long as the broker
         stayed down. The call runs on a thread of its own, so the owner can
@@ -187,7 +273,7 @@ class OwnerProducer:
         waited = self._timeout_s + 1 if timeout_s is None else min(timeout_s, self._timeout_s + 1)
         if call.wait(waited) is not None:
             self._hung = True
-            raise ProducerFenced(f"no answer to send_offsets_to_transaction in {waited} s")
+            raise ProducerFenced(f"no answer to a transaction's offsets or commit in {waited} s")
 
     def _abort(self, lane: Producer, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):
@@ -212,12 +298,20 @@ class OwnerProducer:
         waits for the broker to), delivers what is left to deliver and ends
         the thread of its calls."""
         if self._hung:  # nothing it holds can land (it is fenced), nor may it wait
-            self._calls.close()
+            self._close_threads(0)
             return
         try:
+            self.collect(wait=True, timeout_s=flush_timeout)
             self.unprepare(timeout_s=flush_timeout)
         except KafkaException as exc:
-            log.info("a transaction begun ahead is left to the broker: %s", exc)
+            log.info("a transaction begun ahead or committing is left to the broker: %s", exc)
+            if self._hung:
+                self._close_threads(0)
+                return
         for lane in self._lanes:
             lane.flush(flush_timeout)
-        self._calls.close(wait_s=flush_timeout)
+        self._close_threads(flush_timeout)
+
+    def _close_threads(self, wait_s: float) -> None:
+        for calls in (self._calls, *self._behind):
+            calls.close(wait_s=wait_s)

@@ -14,8 +14,9 @@ class holds what owning takes:
 - ``_transact``: one transaction over the partitions a turn acts on; one
   that fails is aborted and the subclass takes back what it took out, and
   a producer that can do nothing more ends the life, committing nothing;
-  with two ``lanes``, the next one begins while this one commits
-  (owner_producer.py), and is aborted before ownership changes;
+  with two ``lanes`` the next one begins while this one commits, or it
+  commits behind the loop (owner_producer.py): both are settled at the
+  top of a turn or before ownership changes;
 - the wait in ``consume()``: no longer than until the next thing due;
 - shutdown: every client of this life released, also after a crash.
 """
@@ -129,6 +130,7 @@ class PartitionOwner[S: OwnedPartition](Service):
             while not self._stop.is_set():
                 self._watch.raise_if_lost()  # the service starts a new life
                 self._producer.expire()
+                self._producer.collect()
                 self._turn(self._consumer.consume(self.batch_size, self._wait_time()))
         except BaseException:
             # A turn may have taken work out of its states for a transaction

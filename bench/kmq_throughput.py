@@ -373,7 +373,9 @@ def accuracy(
     marker_format: str,
     kafka_config: dict | None = None,
 ) -> dict:
-    """Redelivery time minus deadline, from the copy's CreateTime and the start marker.
+    """Redelivery time minus deadline, from the copy's CreateTime and the start marker;
+    and the time the worker got the copy minus deadline (``received_ms``):
+    the copy's commit, the worker's fetch and poll included.
 
     ``kafka_config``: librdkafka settings for the queue's clients, to take a
     cause apart (docs/queue.md: ``{"retry.backoff.ms": 100}``)."""
@@ -384,7 +386,7 @@ def accuracy(
     fill(bootstrap, config.topic, n, 100)
     tracker = multiprocessing.get_context("spawn").Process(target=_run_tracker, args=(config,))
     tracker.start()
-    dropped = 0
+    dropped, received = 0, {}
     try:
         with QueueClient(config) as client:
             handled, every = 0, round(1 / drop)
@@ -394,6 +396,8 @@ def accuracy(
                     if message.delivery_count == 1 and handled % every == 0:
                         dropped += 1
                         continue
+                    if message.delivery_count == 2:
+                        received[message.id] = now_ms()
                     client.ack(message)
     finally:
         tracker.kill()
@@ -403,12 +407,15 @@ def accuracy(
         if found.kind is markers.MarkerType.START:
             for offset in range(found.first, found.last + 1):
                 deadlines.setdefault((found.partition, offset), found.deadline)
-    errors = []
+    errors, seen = [], []
     for record in read_topic(bootstrap, config.topic, PARTITIONS):
         if h.find(record.headers(), h.REDELIVERY_COUNT) == b"\x01":
-            _, p, o = h.parse_message_id(h.find(record.headers(), h.MESSAGE_ID).decode())
+            kmq_id = h.find(record.headers(), h.MESSAGE_ID).decode()
+            _, p, o = h.parse_message_id(kmq_id)
             errors.append(record.timestamp()[1] - deadlines[(p, o)])
+            seen.append(received[kmq_id] - deadlines[(p, o)])
     errors.sort()
+    seen.sort()
     return {
         "marker_format": marker_format,
         "acks_dropped": drop,
@@ -417,6 +424,8 @@ def accuracy(
         "error_ms_p50": statistics.median(errors),
         "error_ms_p99": errors[int(len(errors) * 0.99) - 1],
         "error_ms_max": errors[-1],
+        "received_ms_p50": statistics.median(seen),
+        "received_ms_p99": seen[int(len(seen) * 0.99) - 1],
         "target_p99_ms": max(100, timeout_ms // 100),
     }
 

@@ -38,6 +38,24 @@ def test_message_fields_and_ack(queue: QueueConfig, tracker: RedeliveryTracker) 
     assert tracker.stats().redelivered == 0
 
 
+def test_a_poll_hands_out_what_arrived_without_waiting_for_a_full_batch(
+    queue: QueueConfig,
+) -> None:
+    """librdkafka's consume() waits until it holds ``max_messages`` or the
+    timeout passes: on a quiet queue a worker got each message a whole
+    timeout late. Three messages and a poll for 500 with a 120 s timeout:
+    it returns them as soon as they are read, not after the timeout."""
+    send(queue, 3)
+    with QueueClient(queue) as client:
+        got: list = []
+        started = time.monotonic()
+        while len(got) < 3:  # one partition's fetch may come before another's
+            got.extend(client.poll(500, 120))
+        assert time.monotonic() - started < 60  # the group join included
+        assert sorted(m.value for m in got) == [b"m0", b"m1", b"m2"]
+        client.ack_all(got)
+
+
 def test_unacked_message_is_redelivered_with_headers(
     queue: QueueConfig, tracker: RedeliveryTracker
 ) -> None:

@@ -1,10 +1,37 @@
 """Sending and receiving through the queue API in tests."""
 
+from collections import Counter
+from typing import Any
+
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer
+from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
+
+
+def new_queue(bootstrap_servers: str, topic: str, **settings: Any) -> QueueConfig:
+    """A queue on 3 partitions, its topics created; a 1 s message timeout
+    and 3 redeliveries unless ``settings`` say otherwise."""
+    config = QueueConfig(
+        bootstrap_servers=bootstrap_servers,
+        topic=topic,
+        group_id=f"{topic}-workers",
+        **{"message_timeout_ms": 1000, "max_redeliveries": 3, **settings},
+    )
+    config.ensure_topics(partitions=3)
+    return config
+
+
+def copies(queue: QueueConfig) -> Counter[tuple[bytes | None, bytes | None]]:
+    """Each (kmq-id, attempt) the tracker copied to the queue topic, and how
+    many times: more than once is a duplicate."""
+    return Counter(
+        (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
+        for r in read_all(queue, queue.topic)
+        if h.find(r.headers(), h.REDELIVERY_COUNT)
+    )
 
 
 def send(queue: QueueConfig, n: int, **kwargs: object) -> None:

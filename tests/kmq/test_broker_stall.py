@@ -16,15 +16,12 @@ import os
 import signal
 import time
 import uuid
-from collections import Counter
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
-from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker
-from kmqadmin.kmq import headers as h
+from kmqadmin.kmq import QueueClient, RedeliveryTracker
 from kmqadmin.kmq.config import MarkerFormat
-from tests.kafka_helpers import read_all
 from tests.process import wait_for
-from tests.queue_helpers import send
+from tests.queue_helpers import copies, new_queue, send
 
 MESSAGES = 1500
 STALL_S = 8  # twice the transaction timeout
@@ -34,15 +31,9 @@ def test_redeliveries_through_a_stalled_broker_lose_and_double_nothing(
     own_broker: EmbeddedBroker, marker_format: MarkerFormat
 ) -> None:
     name = f"stall-{uuid.uuid4().hex[:8]}"
-    queue = QueueConfig(
-        bootstrap_servers=own_broker.bootstrap_servers,
-        topic=name,
-        group_id=f"{name}-workers",
-        message_timeout_ms=1000,
-        max_redeliveries=1000,
-        marker_format=marker_format,
+    queue = new_queue(
+        own_broker.bootstrap_servers, name, max_redeliveries=1000, marker_format=marker_format
     )
-    queue.ensure_topics(partitions=3)
     send(queue, MESSAGES)
     assert own_broker.process is not None
     tracker = RedeliveryTracker(queue)
@@ -75,11 +66,7 @@ def test_redeliveries_through_a_stalled_broker_lose_and_double_nothing(
             wait_for(lambda: work() >= MESSAGES, 180, "every message acked", every=0)
     finally:
         tracker.stop()
-    copies = Counter(
-        (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
-        for r in read_all(queue, queue.topic)
-        if h.find(r.headers(), h.REDELIVERY_COUNT)
-    )
-    print(f"{marker_format}: restarts {tracker.restarts}, copies {sum(copies.values())}")
-    assert {copy: n for copy, n in copies.items() if n > 1} == {}
+    copied = copies(queue)
+    print(f"{marker_format}: restarts {tracker.restarts}, copies {copied.total()}")
+    assert {copy: n for copy, n in copied.items() if n > 1} == {}
     assert acked == {f"m{i}".encode() for i in range(MESSAGES)}

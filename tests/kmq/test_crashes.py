@@ -18,7 +18,6 @@ from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
-from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.config import MarkerFormat
 from kmqadmin.kmq.stats import TrackerStats
 from tests.chaos import (
@@ -32,7 +31,7 @@ from tests.chaos import (
 )
 from tests.kafka_helpers import read_all
 from tests.process import ROOT, kill9, wait_for
-from tests.queue_helpers import poll_until, send
+from tests.queue_helpers import copies, poll_until, send
 
 
 def spawn(module: str, queue: QueueConfig, *args: str, log: Path | None = None) -> subprocess.Popen:
@@ -133,11 +132,7 @@ def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothin
                 ) from exc
     finally:
         victim.stop()
-    copies = Counter(
-        (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
-        for r in read_all(queue, queue.topic)
-        if h.find(r.headers(), h.REDELIVERY_COUNT)
-    )
+    copied = copies(queue)
     letters = _letters(queue)
     dead = Counter(r.value() for r in letters)
     lost = {f"m{i}".encode() for i in range(total)} - acked - {r.value() for r in letters}
@@ -147,14 +142,14 @@ def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothin
         sent=total,
         acked=len(acked),
         dead_lettered=len(dead),
-        redelivered_copies=copies.total(),
+        redelivered_copies=copied.total(),
         lost=len(lost),
-        duplicate_copies=sum(n - 1 for n in copies.values()),
+        duplicate_copies=sum(n - 1 for n in copied.values()),
         duplicate_letters=sum(n - 1 for n in dead.values()),
     )
     assert victim.kills == kills
     assert lost == set()
-    assert {copy: n for copy, n in copies.items() if n > 1} == {}
+    assert {copy: n for copy, n in copied.items() if n > 1} == {}
     assert {value: n for value, n in dead.items() if n > 1} == {}
     assert poison <= {r.value() for r in letters}
 
@@ -424,12 +419,8 @@ def test_a_paused_tracker_resumed_after_a_takeover_gets_nothing_through(
         kill9(zombie)
         if heir is not None:
             kill9(heir)
-    copies = Counter(
-        (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
-        for r in read_all(queue, queue.topic)
-        if h.find(r.headers(), h.REDELIVERY_COUNT)
-    )
-    assert {copy: n for copy, n in copies.items() if n > 1} == {}
+    copied = copies(queue)
+    assert {copy: n for copy, n in copied.items() if n > 1} == {}
 
 
 def test_a_tracker_restarted_in_its_slot_aborts_what_it_left_open_at_once(

@@ -5,6 +5,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class TrackerStats:
+    """A redelivery or dead letter is counted once its transaction's commit
+    is collected, at the top of the tracker's next turn: a reader may see the
+    copy a moment before the count."""
+
     in_flight: int
     acked: int  # end markers that closed an open delivery (again if re-read after a restart)
     redelivered: int

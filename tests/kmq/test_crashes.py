@@ -246,6 +246,8 @@ def _replay_then_one_more(
             return b"late" in again
 
         wait_for(late_redelivered, 60, "the message sent after the replays to be copied")
+        # Counted once the tracker collects its commit, maybe after the copy is read.
+        wait_for(lambda: successor.stats().redelivered >= 1, 10, "the tracker's count")
         return replayed, again, successor.stats()
 
 

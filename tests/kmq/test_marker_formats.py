@@ -73,6 +73,7 @@ def test_a_switched_queue_reads_both_formats_and_redelivers_exactly_the_unacked(
             assert {m.delivery_count for m in copies} == {2}
             wait_for(lambda: tracker.stats().in_flight == 0, 30, "the copies acked")
             assert client.poll(500, 1.0) == []  # and no second copy of anything
+        wait_for(lambda: tracker.stats().redelivered >= len(unacked), 10, "the tracker's count")
         assert tracker.stats().redelivered == len(unacked)
     finally:
         tracker.stop()

@@ -125,6 +125,7 @@ def test_reject_goes_to_dlq_with_reason_and_everything_kept(
     assert h.find(record_headers, h.DLQ_REASON) == b"rejected"
     assert h.find(record_headers, h.DLQ_DETAIL) == b"bad payload"
     assert h.find(record_headers, h.MESSAGE_ID) == m.id.encode()
+    wait_for(lambda: tracker.stats().dead_lettered >= 1, 10, "the tracker's count")
     assert tracker.stats().dead_lettered == 1
 
 
@@ -199,6 +200,7 @@ def test_ten_thousand_messages_ninety_percent_acked(
     for value in dead:  # only after every redelivery was used
         assert deliveries[value] == queue.max_redeliveries + 1
     assert max(deliveries.values()) <= queue.max_redeliveries + 1
+    wait_for(lambda: tracker.stats().dead_lettered >= len(dead), 10, "the tracker's count")
     assert len(dead) == tracker.stats().dead_lettered
 
 

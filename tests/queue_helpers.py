@@ -4,15 +4,19 @@ from collections import Counter
 from typing import Any
 
 from confluent_kafka import Message as KafkaMessage
+from confluent_kafka import Producer
 
+from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 
 
-def new_queue(bootstrap_servers: str, topic: str, **settings: Any) -> QueueConfig:
-    """A queue on 3 partitions, its topics created; a 1 s message timeout
+def new_queue(
+    bootstrap_servers: str, topic: str, partitions: int = 3, **settings: Any
+) -> QueueConfig:
+    """A queue on ``partitions``, its topics created; a 1 s message timeout
     and 3 redeliveries unless ``settings`` say otherwise."""
     config = QueueConfig(
         bootstrap_servers=bootstrap_servers,
@@ -20,18 +24,33 @@ def new_queue(bootstrap_servers: str, topic: str, **settings: Any) -> QueueConfi
         group_id=f"{topic}-workers",
         **{"message_timeout_ms": 1000, "max_redeliveries": 3, **settings},
     )
-    config.ensure_topics(partitions=3)
+    config.ensure_topics(partitions=partitions)
     return config
 
 
-def copies(queue: QueueConfig) -> Counter[tuple[bytes | None, bytes | None]]:
-    """Each (kmq-id, attempt) the tracker copied to the queue topic, and how
-    many times: more than once is a duplicate."""
+def copies(queue: QueueConfig, partitions: int = 3) -> Counter[tuple[bytes | None, bytes | None]]:
+    """Each (kmq-id, attempt) the tracker copied to the queue topic (on
+    ``partitions``), and how many times: more than once is a duplicate."""
     return Counter(
         (h.find(r.headers(), h.MESSAGE_ID), h.find(r.headers(), h.REDELIVERY_COUNT))
-        for r in read_all(queue, queue.topic)
+        for r in read_all(queue, queue.topic, partitions)
         if h.find(r.headers(), h.REDELIVERY_COUNT)
     )
+
+
+# Another producer's batches: the Java client's partitioner, linger and compression.
+JAVA_STYLE = {"partitioner": "murmur2", "linger.ms": 20, "compression.type": "lz4"}
+
+
+def send_as(queue: QueueConfig, n: int, extra: dict | None) -> None:
+    """m0..m{n-1} keyed k0..; ``extra``: another producer's settings."""
+    if extra is None:
+        send(queue, n)
+        return
+    producer = Producer(producer_config(queue.bootstrap_servers, extra=extra))
+    for i in range(n):
+        producer.produce(queue.topic, value=f"m{i}".encode(), key=f"k{i}".encode())
+    assert producer.flush(30) == 0
 
 
 def send(queue: QueueConfig, n: int, **kwargs: object) -> None:

@@ -8,7 +8,9 @@ the embedded broker) finds both open when it resumes and aborts them once
 they have outlived it, while the tracker's calls time out: its life ends,
 or the partitions of an aborted redelivery are read again. The worker is
 slow and takes few messages a poll, so deadlines fall one after another and
-redeliveries overlap. Counted on the queue topic: every message acked, no
+redeliveries overlap; the messages come from another producer's batches
+(the Java client's partitioner, linger and lz4) over 12 partitions.
+Counted on the queue topic: every message acked, no
 (kmq-id, attempt) copied twice.
 """
 
@@ -21,9 +23,10 @@ from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, RedeliveryTracker
 from kmqadmin.kmq.config import MarkerFormat
 from tests.process import wait_for
-from tests.queue_helpers import copies, new_queue, send
+from tests.queue_helpers import JAVA_STYLE, copies, new_queue, send_as
 
 MESSAGES = 1500
+PARTITIONS = 12
 STALL_S = 8  # twice the transaction timeout
 
 
@@ -32,9 +35,13 @@ def test_redeliveries_through_a_stalled_broker_lose_and_double_nothing(
 ) -> None:
     name = f"stall-{uuid.uuid4().hex[:8]}"
     queue = new_queue(
-        own_broker.bootstrap_servers, name, max_redeliveries=1000, marker_format=marker_format
+        own_broker.bootstrap_servers,
+        name,
+        PARTITIONS,
+        max_redeliveries=1000,
+        marker_format=marker_format,
     )
-    send(queue, MESSAGES)
+    send_as(queue, MESSAGES, JAVA_STYLE)
     assert own_broker.process is not None
     tracker = RedeliveryTracker(queue)
     tracker.start()
@@ -66,7 +73,7 @@ def test_redeliveries_through_a_stalled_broker_lose_and_double_nothing(
             wait_for(lambda: work() >= MESSAGES, 180, "every message acked", every=0)
     finally:
         tracker.stop()
-    copied = copies(queue)
+    copied = copies(queue, PARTITIONS)
     print(f"{marker_format}: restarts {tracker.restarts}, copies {copied.total()}")
     assert {copy: n for copy, n in copied.items() if n > 1} == {}
     assert acked == {f"m{i}".encode() for i in range(MESSAGES)}

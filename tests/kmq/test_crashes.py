@@ -31,7 +31,7 @@ from tests.chaos import (
 )
 from tests.kafka_helpers import read_all
 from tests.process import ROOT, kill9, wait_for
-from tests.queue_helpers import copies, poll_until, send
+from tests.queue_helpers import JAVA_STYLE, copies, poll_until, send, send_as
 
 
 def spawn(module: str, queue: QueueConfig, *args: str, log: Path | None = None) -> subprocess.Popen:
@@ -157,7 +157,6 @@ def test_kill_9_tracker_mid_redelivery_and_dlq_moves_loses_and_duplicates_nothin
 # Records from our producer on the fixture's 3 partitions, and from another
 # producer as a Java client sends them (murmur2 over the keys, batches that
 # linger, compressed) on 12: more partitions than markers a batch covers.
-JAVA_STYLE = {"partitioner": "murmur2", "linger.ms": 20, "compression.type": "lz4"}
 SHAPES = {"ours, 3 partitions": (3, None), "Java-style batches, 12 partitions": (12, JAVA_STYLE)}
 
 
@@ -183,7 +182,7 @@ def test_a_tracker_killed_after_closing_messages_leaves_no_second_copy_of_their_
         )
         queue.ensure_topics(partitions=partitions)
     n = 60
-    _send_as(queue, n, extra)
+    send_as(queue, n, extra)
     first = spawn("run_tracker", queue, log=tmp_path / "tracker.log")
     copied: list[bytes] = []
     try:
@@ -215,17 +214,6 @@ def test_a_tracker_killed_after_closing_messages_leaves_no_second_copy_of_their_
     )
     assert again == [b"late"]
     assert stats.redelivered == 1
-
-
-def _send_as(queue: QueueConfig, n: int, extra: dict | None) -> None:
-    """m0..m{n-1} keyed k0..; ``extra``: another producer's settings."""
-    if extra is None:
-        send(queue, n)
-        return
-    producer = Producer(producer_config(queue.bootstrap_servers, extra=extra))
-    for i in range(n):
-        producer.produce(queue.topic, value=f"m{i}".encode(), key=f"k{i}".encode())
-    assert producer.flush(30) == 0
 
 
 def _replay_then_one_more(

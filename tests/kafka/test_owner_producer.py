@@ -15,6 +15,7 @@ from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kafka.ownership.barrier import stable_offsets
+from kmqadmin.kafka.ownership.fencing import ProducerFenced
 from kmqadmin.kafka.ownership.owned import Owned
 from kmqadmin.kafka.ownership.owner_producer import OwnerProducer
 from tests.process import wait_for
@@ -175,3 +176,42 @@ def test_a_transaction_committed_behind_after_the_group_moved_on_is_aborted(
     assert committed_values(owned) == [b"heir"]
     producer.close(5)
     current.close()
+
+
+def test_a_commit_behind_that_never_returns_ends_the_producer_once_past_its_life(
+    owned: Owned,
+) -> None:
+    """A commit's call that hangs (librdkafka #5511: a coordinator gone for
+    good) holds its records' partitions back from every reader, the owner's
+    own consumer included, so the owner may have nothing due that would make
+    it wait on that lane. ``collect`` gives up on it once the transaction
+    has outlived its life, with no later turn needing it; the next life in
+    the slot aborts what it wrote."""
+    consumer = member(owned)
+    producer = OwnerProducer(owned, lanes=2)
+    hang = threading.Event()
+    producer._behind[0].submit(hang.wait)  # the lane's thread busy for good
+    write = lambda p: p.produce(owned.topic, b"hung", partition=0)  # noqa: E731
+    outcomes: list[list[TopicPartition] | None] = []
+    producer.transact_behind(
+        [TopicPartition(owned.topic, 0, 1)],
+        consumer.consumer_group_metadata(),
+        write,
+        outcomes.append,
+    )
+    producer.collect()  # neither decided nor past its life: left for later
+
+    def given_up() -> bool:
+        try:
+            producer.collect()
+        except ProducerFenced:
+            return True
+        return False
+
+    wait_for(given_up, 20, "the hung commit given up on")
+    assert outcomes == []  # undecided, not reported as aborted
+    OwnerProducer(owned).close(5)  # the slot's next life fences it and aborts it
+    hang.set()  # the hung call, if it ever ends, commits nothing
+    producer.close(5)
+    assert committed_values(owned) == []
+    consumer.close()

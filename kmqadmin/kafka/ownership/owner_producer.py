@@ -68,6 +68,7 @@ class _Committing:
     offsets: list[TopicPartition]
     call: Pending  # send_offsets_to_transaction + commit_transaction
     done: Done
+    deadline: float  # time.monotonic() past which its call is taken for hung (_wait)
 
 
 class OwnerProducer:
@@ -187,18 +188,28 @@ class OwnerProducer:
             lane.commit_transaction(self._timeout_s)
 
         call = self._behind[index].submit(send_and_commit)
-        self._committing.append(_Committing(lane, offsets, call, done))
+        deadline = time.monotonic() + self._timeout_s + 1
+        self._committing.append(_Committing(lane, offsets, call, done, deadline))
 
     def collect(self, wait: bool = False, timeout_s: float | None = None) -> None:
         """Hands the outcomes of the transactions committing behind to their
         ``done``, oldest first: those decided, or with ``wait`` all of them,
-        each waited for ``timeout_s`` at most (``_wait``)."""
-        while self._committing and (wait or self._committing[0].call.finished()):
+        each waited for ``timeout_s`` at most (``_wait``). One still running
+        past its transaction's life is hung: ProducerFenced, even when no
+        later turn needs its lane (its records hold back every reader of
+        their partitions, the tracker's own consumer included)."""
+        while self._committing and (
+            wait
+            or self._committing[0].call.finished()
+            or time.monotonic() >= self._committing[0].deadline
+        ):
             self._collect_one(timeout_s)
 
     def _collect_one(self, timeout_s: float | None = None) -> None:
         c = self._committing.popleft()
-        c.done(c.offsets if self._landed(c.call, c.lane, c.offsets, timeout_s) else None)
+        left = max(0.0, c.deadline - time.monotonic())
+        waited = left if timeout_s is None else min(timeout_s, left)
+        c.done(c.offsets if self._landed(c.call, c.lane, c.offsets, waited) else None)
 
     def _landed(
         self, call: Pending, lane: Producer, offsets: list[TopicPartition], timeout_s: float | None
@@ -273,7 +284,10 @@ class OwnerProducer:
         waited = self._timeout_s + 1 if timeout_s is None else min(timeout_s, self._timeout_s + 1)
         if call.wait(waited) is not None:
             self._hung = True
-            raise ProducerFenced(f"no answer to a transaction's offsets or commit in {waited} s")
+            raise ProducerFenced(
+                f"no answer to a transaction's offsets or commit in time ({waited:.1f} s "
+                f"more waited; its life is {self._timeout_s:.0f} s)"
+            )
 
     def _abort(self, lane: Producer, offsets: list[TopicPartition], exc: KafkaException) -> None:
         if producer_done(exc):

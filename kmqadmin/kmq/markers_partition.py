@@ -11,9 +11,15 @@ lost to a restart. So a transaction sends the partition's own commit point
 only when no other that took from it is undecided or aborted; else the
 last one committed, which holds them all (markers are only appended, so an
 older commit point stays a correct, if slower, place to read again from).
+
+An undecided transaction also holds the partition's last stable offset at
+its first record, so the tracker's consumer stops there: it knows the
+markers up to when the oldest of them began (``held_since``, tracked
+partition's ``known_until``), not only up to the last marker it read.
 """
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 
 from confluent_kafka import TopicPartition
 
@@ -27,11 +33,30 @@ class MarkersPartition(TrackedPartition, OwnedPartition):
     """What the markers say, and what of it is committed."""
 
     committed: TopicPartition  # the commit point last committed
-    committing: int = 0  # transactions that took from it, not decided yet
+    # When each transaction that took from it and is not decided yet began
+    # writing (epoch ms), oldest first: outcomes are decided in that order.
+    undecided: deque[int] = field(default_factory=deque)
     failed: bool = False  # one was aborted: its open set is wrong until read again
 
     def safe_point(self, markers_topic: str) -> TopicPartition:
         """The commit point a transaction sends now (module docstring)."""
-        if self.committing or self.failed:
+        if self.undecided or self.failed:
             return self.committed
         return self.commit_point(markers_topic)
+
+    def decided(self, committed: TopicPartition | None) -> None:
+        """The oldest transaction that took from it is decided: committed
+        with ``committed`` as its point, or aborted (None). The end the
+        consumer last reported was where that one held it: no longer known
+        to be the end (``known_until``)."""
+        self.undecided.popleft()
+        self.end_read = -1
+        if committed is None:
+            self.failed = True
+        else:
+            self.committed = committed
+
+    def held_since(self) -> int | None:
+        """When the oldest of those began: the markers read up to the last
+        stable offset it holds are known up to then (``known_until``)."""
+        return self.undecided[0] if self.undecided else None

@@ -45,6 +45,9 @@ class TrackedPartition:
     open: OpenSet = field(default_factory=OpenSet)
     rejected: dict[int, str] = field(default_factory=dict)  # queue offset -> reason
     last_read: Record | None = None  # the newest marker read, for its timestamp
+    # Where the consumer last reported reaching the end of what it may read
+    # (PARTITION_EOF: the last stable offset, read_committed); -1 never.
+    end_read: int = -1
 
     def apply(self, key: bytes | None, value: bytes | None, timestamp: int, offset: int) -> int:
         """Decodes and applies the marker at markers ``offset``; returns the
@@ -80,12 +83,29 @@ class TrackedPartition:
         next to read when none is open."""
         return self.open.commit_offset(self.next_offset)
 
-    def known_until(self, consumer: Consumer, markers_topic: str, now: int) -> int:
+    def known_until(
+        self, consumer: Consumer, markers_topic: str, now: int, held_since: int | None = None
+    ) -> int:
         """The time up to which this partition's markers are known to be read:
         now when ``consumer`` has read to the end, else the timestamp of the
         newest marker read. A message due after that may have its end marker
         in the part not read yet, so a tracker that lags behind a burst of
-        markers redelivers only what it knows was not acked in time."""
+        markers redelivers only what it knows was not acked in time.
+
+        ``held_since``: when the tracker began writing the oldest of its own
+        transactions on this partition that is not decided yet. Such a
+        transaction holds the partition's last stable offset, so a consumer
+        that has read up to it is short of the high watermark although it
+        lags behind nothing written before that transaction: it knows the
+        markers up to then. (Else, in a burst of redeliveries, where one
+        transaction is nearly always open, a partition quiet before the
+        burst would be known only up to its last marker, seconds old, and
+        its due messages would wait for each commit.) What this cannot see
+        risks a copy of a message acked meanwhile, never a loss: another
+        producer's transaction holding the offset (a zombie tracker's), or
+        an end reported before the transaction holding it was decided and
+        read after (a message acked within a commit's time of its deadline,
+        as one whose ack is still on its way at its deadline)."""
         last = self.last_read
         if last is None:
             return now
@@ -96,6 +116,8 @@ class TrackedPartition:
         position = consumer.position([tp])[0].offset
         if ends is None or ends[1] < 0 or position < 0 or position >= ends[1]:
             return now
+        if held_since is not None and position == self.end_read:
+            return min(now, held_since)
         return min(now, last.timestamp()[1])
 
     def commit_point(self, markers_topic: str) -> TopicPartition:
@@ -125,6 +147,8 @@ def apply_batch(
         if (error := record.error()) is not None:
             if error.code() != KafkaError._PARTITION_EOF:
                 log.warning("markers consumer: %s", error)
+            elif (read := states.get(record.partition())) is not None:
+                read.end_read = record.offset()
             continue
         state = states.get(record.partition())
         if state is None:

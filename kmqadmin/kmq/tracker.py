@@ -14,6 +14,7 @@ the next turn's copies wait on no commit.
 import logging
 import time
 from functools import partial
+from types import MappingProxyType
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
@@ -41,6 +42,8 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
     barrier_value = markers.END
     # Redeliveries commit behind the loop, on two producers taking turns.
     lanes = 2
+    # Where it reaches each partition's last stable offset (known_until).
+    consumer_settings = MappingProxyType({"enable.partition.eof": True})
 
     def __init__(
         self,
@@ -122,8 +125,14 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         in all, in one transaction."""
         assert self._redeliverer is not None and self._consumer is not None
         now, parts, budget = now_ms(), [], self.batch_size
-        for state in self._due_by(now):
-            until = state.known_until(self._consumer, self.config.markers_topic, now)
+        due_by = [
+            (first, s.partition, s)
+            for s in list(self._states.values())
+            if s.caught_up and (first := s.open.next_deadline()) is not None and first <= now
+        ]
+        for _, _, state in sorted(due_by):
+            topic, held_since = self.config.markers_topic, state.held_since()
+            until = state.known_until(self._consumer, topic, now, held_since)
             p = state.partition
             due = state.open.pop_due(until, budget)
             if not due:
@@ -140,15 +149,6 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         if parts:
             self._redeliver(DueBatch(parts))
 
-    def _due_by(self, until: int) -> list[MarkersPartition]:
-        """The partitions with a delivery due by ``until``, most overdue first."""
-        due = [
-            (first, s.partition, s)
-            for s in list(self._states.values())
-            if s.caught_up and (first := s.open.next_deadline()) is not None and first <= until
-        ]
-        return [s for _, _, s in sorted(due)]
-
     def _redeliver(self, batch: DueBatch[MarkersPartition]) -> None:
         """One transaction: each partition's copies, dead letters and end
         markers, and its safe point (markers_partition.py). It commits
@@ -158,8 +158,9 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         assert self._redeliverer and self._producer and self._consumer
         topic = self.config.markers_topic
         offsets = [state.safe_point(topic) for state, _, _ in batch.parts]
+        began = now_ms()
         for state, _, _ in batch.parts:
-            state.committing += 1
+            state.undecided.append(began)
         write, done = partial(batch.write, self._redeliverer), partial(self._decided, batch)
         metadata = self._consumer.consumer_group_metadata()
         self._producer.transact_behind(offsets, metadata, write, done)
@@ -168,14 +169,11 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         self, batch: DueBatch[MarkersPartition], committed: list[TopicPartition] | None
     ) -> None:
         """A redelivery transaction's outcome, on the loop's thread."""
-        for state, _, _ in batch.parts:
-            state.committing -= 1
-            state.failed = state.failed or committed is None
-        if committed is None:
-            return
-        for (state, _, _), tp in zip(batch.parts, committed, strict=True):
-            state.committed = tp
-        self._sent = sum(batch.sent, self._sent)
+        outcomes = committed or [None] * len(batch.parts)
+        for (state, _, _), tp in zip(batch.parts, outcomes, strict=True):
+            state.decided(tp)
+        if committed is not None:
+            self._sent = sum(batch.sent, self._sent)
 
     # --- offsets and rebalances ------------------------------------------
 

@@ -33,10 +33,10 @@ def test_while_a_redelivery_is_undecided_it_holds_what_that_one_took() -> None:
     leave 100-104 behind any restart's reading: it sends the last committed."""
     state = opened()
     state.open.pop_due(2000, 100)
-    state.committing += 1
+    state.undecided.append(1500)  # began writing at 1500
     assert state.commit_point(TOPIC).offset == 5
     assert state.safe_point(TOPIC) is state.committed
-    state.committing -= 1  # decided: committed, with its own point
+    state.undecided.popleft()  # decided: committed, with its own point
     state.committed = state.commit_point(TOPIC)
     assert state.safe_point(TOPIC).offset == 5
 
@@ -55,3 +55,24 @@ def test_its_metadata_is_the_closed_offsets_its_offset_goes_with() -> None:
     state.open.end(101, 101)
     point = state.safe_point(TOPIC)
     assert (point.offset, point.metadata) == (0, state.open.closed.to_metadata())
+
+
+def test_a_decision_moves_the_point_or_fails_the_partition_and_forgets_the_end_read() -> None:
+    """The end the consumer reported was held by the transaction just
+    decided: known_until may not use it for the next one's start."""
+    state = opened()
+    state.open.pop_due(2000, 100)
+    state.undecided.extend([1500, 1600])
+    state.end_read = 6
+    assert state.held_since() == 1500
+    state.decided(state.commit_point(TOPIC))
+    assert (state.committed.offset, state.failed) == (5, False)
+    assert (state.held_since(), state.end_read) == (1600, -1)
+    state.end_read = 7
+    state.decided(None)  # aborted
+    assert (state.committed.offset, state.failed, state.held_since(), state.end_read) == (
+        5,
+        True,
+        None,
+        -1,
+    )

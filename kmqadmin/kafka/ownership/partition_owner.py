@@ -23,7 +23,8 @@ class holds what owning takes:
 
 import logging
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
@@ -45,6 +46,7 @@ class PartitionOwner[S: OwnedPartition](Service):
     role = "owner"
     barrier_value: bytes | None = None
     lanes = 1  # transactional producers taking turns (owner_producer.py)
+    consumer_settings: Mapping[str, object] = MappingProxyType({})  # over the topic's
 
     def __init__(self, owned: Owned, batch_size: int, max_wait: float) -> None:
         super().__init__()
@@ -97,8 +99,7 @@ class PartitionOwner[S: OwnedPartition](Service):
         return state.next_offset
 
     def _forget(self, partition: int) -> None:
-        """The partition's state is dropped or rebuilt: forget what else
-        refers to it."""
+        """The partition's state is dropped or rebuilt: forget what refers to it."""
 
     def _last_words(self) -> None:
         """Called before the consumer closes (a commit, say)."""
@@ -111,7 +112,7 @@ class PartitionOwner[S: OwnedPartition](Service):
     def serve(self) -> None:
         """Until stop(): consume, then act (``_turn``)."""
         owned, self._watch = self.owned, BrokerWatch()
-        settings = {**owned.kafka_config, **self._watch.settings()}
+        settings = {**owned.kafka_config, **self.consumer_settings, **self._watch.settings()}
         self._consumer = Consumer(
             consumer_config(owned.bootstrap_servers, owned.group_id, settings)
         )
@@ -234,8 +235,7 @@ class PartitionOwner[S: OwnedPartition](Service):
             self._consumer.seek(TopicPartition(self.owned.topic, p, start))
 
     def _shutdown(self) -> None:
-        """Releases this life's clients, also after a crash, so a restart
-        starts clean."""
+        """Releases this life's clients, also after a crash: a restart starts clean."""
         try:
             if (consumer := self._consumer) is not None:
                 if self._watch.lost():  # abandoned: its revoke, on the thread

@@ -312,6 +312,20 @@ def test_a_worker_whose_consumer_lost_every_broker_gets_a_new_one(
         cluster.wait_registered(len(cluster.nodes))
         _send(queue, 100, 200)
         wait_for(lambda: work_until(200), 120, "every message, before and after", every=0)
+
+        def markers_written() -> bool:
+            """Writes (acks=all, min.insync.replicas 2) wait for each
+            partition's replicas to be in sync again after every node died:
+            under load, longer than close()'s 30 s. Pending, not failed."""
+            try:
+                worker.flush(5)
+            except KafkaException as exc:
+                if " 0 failed" not in str(exc):
+                    raise
+                return False
+            return True
+
+        wait_for(markers_written, 120, "the worker's markers written")
     assert worked == {f"m{i}".encode() for i in range(200)}
     assert "consumer has had no broker" in caplog.text
 

@@ -430,6 +430,22 @@ def accuracy(
     }
 
 
+def redelivery_accuracy(
+    bootstrap: str, n: int, timeout_ms: int, kafka_config: dict | None = None
+) -> list[dict]:
+    """``accuracy`` for each format at 1 % and 10 % dropped, after one round
+    left out: on a broker just started (``--only redelivery_accuracy``) the
+    first seconds of transactions take up to 100 ms each while its JVM
+    compiles their code paths, which no broker in service does, and that
+    fell on whichever round came first (docs/queue.md)."""
+    accuracy(bootstrap, 0.10, n // 10, timeout_ms, MARKER_FORMATS[0], kafka_config)
+    return [
+        accuracy(bootstrap, drop, n, timeout_ms, fmt, kafka_config)
+        for fmt in MARKER_FORMATS
+        for drop in (0.01, 0.10)
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
@@ -455,18 +471,9 @@ def main() -> None:
             for batch in (500, 5000)
         ],
         "tracker": lambda b: [open_markers(b, args.open, fmt) for fmt in MARKER_FORMATS],
-        "redelivery_accuracy": lambda b: [
-            accuracy(
-                b,
-                drop,
-                args.accuracy_messages,
-                args.accuracy_timeout_ms,
-                fmt,
-                args.accuracy_kafka_config,
-            )
-            for fmt in MARKER_FORMATS
-            for drop in (0.01, 0.10)
-        ],
+        "redelivery_accuracy": lambda b: redelivery_accuracy(
+            b, args.accuracy_messages, args.accuracy_timeout_ms, args.accuracy_kafka_config
+        ),
     }
     report({k: v for k, v in sections.items() if args.only in (None, k)})
 

@@ -44,6 +44,14 @@ class MarkersPartition(TrackedPartition, OwnedPartition):
             return self.committed
         return self.commit_point(markers_topic)
 
+    def moved_point(self, markers_topic: str) -> TopicPartition | None:
+        """The safe point, when its offset has moved past the one committed;
+        its metadata (the closed offsets, encoded) is built only then: the
+        tracker asks every partition it owns each second."""
+        if self.undecided or self.failed or self.commit_offset() == self.committed.offset:
+            return None
+        return self.commit_point(markers_topic)
+
     def decided(self, committed: TopicPartition | None) -> None:
         """The oldest transaction that took from it is decided: committed
         with ``committed`` as its point, or aborted (None). The end the

@@ -181,8 +181,7 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
         assert self._consumer is not None
         offsets, lag = [], 0
         for state in self._states.values():
-            point = state.safe_point(self.config.markers_topic)
-            if point.offset != state.committed.offset:
+            if (point := state.moved_point(self.config.markers_topic)) is not None:
                 offsets.append(point)
             tp = TopicPartition(self.config.markers_topic, state.partition)
             high = self._consumer.get_watermark_offsets(tp, cached=True)

@@ -76,3 +76,16 @@ def test_a_decision_moves_the_point_or_fails_the_partition_and_forgets_the_end_r
         None,
         -1,
     )
+
+
+def test_progress_is_a_point_only_once_its_offset_has_moved_and_nothing_is_undecided() -> None:
+    state = opened()
+    assert state.moved_point(TOPIC) is None  # 0, as committed
+    state.open.pop_due(2000, 100)
+    state.undecided.append(1500)
+    assert state.moved_point(TOPIC) is None  # held by the undecided one
+    state.decided(state.committed)  # committed without moving it
+    point = state.moved_point(TOPIC)
+    assert point is not None and point.offset == 5
+    state.failed = True
+    assert state.moved_point(TOPIC) is None

@@ -3,7 +3,6 @@ their lock, nothing is lost, and a DLQ move is at-least-once."""
 
 import dataclasses
 import random
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -18,22 +17,28 @@ from tests.queue_helpers import send
 def kill_workers(
     module: str, queue: QueueConfig, log: Path, kills: int, seed: int, *args: str
 ) -> None:
+    """Kill each worker once it has noted a random 5 to 60 messages: mid-way
+    through a poll of 100, so it dies holding records it has not acked."""
     rng = random.Random(seed)
     for _ in range(kills):
+        target = noted(log) + rng.randint(5, 60)
         worker = spawn(module, queue, str(log), *args)
-        wait_for(lambda: log.exists() and log.stat().st_size > 0, 30, "the worker to start")
-        time.sleep(rng.uniform(0.3, 1.5))  # a random point in its work, not a wait
+        wait_for(lambda t=target: noted(log) >= t, 60, "the worker to work", every=0.005)
         kill9(worker)
+
+
+def noted(log: Path) -> int:
+    return log.read_bytes().count(b"\n") if log.exists() else 0
 
 
 def test_kill_9_worker_holding_records_loses_nothing(
     share_queue: QueueConfig, tmp_path: Path
 ) -> None:
     share_queue = dataclasses.replace(share_queue, max_redeliveries=3)  # three kills
-    n = 5000  # at 1 ms of work each, more than the workers get through
+    n = 5000  # at 10 ms of work each, more than the workers get through
     send(share_queue, n)
     log = tmp_path / "processed"
-    kill_workers("run_worker", share_queue, log, 3, 3, "0.001")
+    kill_workers("run_worker", share_queue, log, 3, 3, "0.01")
     noted = log.read_bytes().split()
     processed = set(noted)
     redelivered = len(noted) - len(processed)  # handed out again after a kill

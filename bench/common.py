@@ -57,14 +57,18 @@ def report(sections: dict[str, Callable[[str], object]]) -> None:
     print(json.dumps(result, indent=2))
 
 
+# What a broker just back from a stall answers for a moment.
+BACK_FROM_STALL = {KafkaError._UNKNOWN_PARTITION, KafkaError.NOT_LEADER_FOR_PARTITION}
+
+
 def _consumer_with_ends(
     bootstrap_servers: str, tps: list[TopicPartition], extra: Mapping[str, Any] | None
 ) -> tuple[Consumer, list[int]]:
     """A new consumer and each partition's end offset. A broker back from a
-    stall says for a moment that it knows no such partition (it is fenced
-    until it has registered with its controller again), and a client told so
-    may have dropped that broker for good (librdkafka issue #5511): a new
-    client asks again, for up to 30 s."""
+    stall says for a moment that it knows no such partition, or leads none
+    (it is fenced until it has registered with its controller again), and a
+    client told so may have dropped that broker for good (librdkafka issue
+    #5511): a new client asks again, for up to 30 s."""
     config = consumer_config(bootstrap_servers, f"snapshot-{uuid.uuid4().hex}", extra)
     deadline = time.monotonic() + 30
     while True:
@@ -73,7 +77,7 @@ def _consumer_with_ends(
             return consumer, [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in tps]
         except KafkaException as exc:
             consumer.close()
-            if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+            if exc.args[0].code() not in BACK_FROM_STALL or time.monotonic() > deadline:
                 raise
         time.sleep(0.2)
 

@@ -22,13 +22,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "kmqadmin"
 # metrics: the Prometheus exposition both sides build on; framework-free like a core.
 CORES = {"kmq", "scheduler", "kafka", "pipeline", "metrics"}
-APPS = {"api", "console", "workers"}
+APPS = {"api", "console", "sqs", "workers"}
 # What the web framework side brings; a core may import none of it.
 FRAMEWORKS = {"django", "rest_framework", "drf_spectacular", "channels", "celery", "daphne"}
 # The modules of another app that api and workers may use; cores may use any core.
 ALLOWED = {
     "api": ("console.services", "console.models"),
     "workers": ("console.models",),
+    "sqs": ("console.services", "console.models"),
     "console": (),
 }
 # kafka/'s packages, bottom first, and the others of them each may import.

@@ -4,6 +4,7 @@ Kept apart from settings.py so the rules (and the errors that name the
 variable to fix) can be tested without importing Django settings.
 """
 
+import base64
 import secrets
 from pathlib import Path
 from typing import Any
@@ -93,5 +94,20 @@ def secret_key(value: str | None, data_dir: Path) -> str:
     path = data_dir / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def sqs_encryption_key(value: str | None, data_dir: Path) -> str:
+    """KMQ_SQS_ENCRYPTION_KEY (a Fernet key), or one generated once and kept
+    in the data dir: it encrypts the SQS endpoint's access key secrets at
+    rest, which must stay readable to verify signatures. Several, comma
+    separated, the first encrypting: a key is rotated by putting the new
+    one first (cryptography's MultiFernet)."""
+    if value:
+        return value
+    path = data_dir / "sqs_encryption_key"
+    if not path.exists():
+        path.write_text(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
         path.chmod(0o600)
     return path.read_text().strip()

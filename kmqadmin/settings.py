@@ -19,6 +19,9 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = config.secret_key(env.str("DJANGO_SECRET_KEY", default=""), DATA_DIR)
+KMQ_SQS_ENCRYPTION_KEY = config.sqs_encryption_key(
+    env.str("KMQ_SQS_ENCRYPTION_KEY", default=""), DATA_DIR
+)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -518,3 +518,23 @@ class SentOnce(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} on {self.queue_id}"
+
+
+class SqsAccessKey(models.Model):
+    """An access key of the SQS endpoint, a user's: requests signed with it
+    act with the user's roles. SigV4 signs with the secret itself, so it is
+    kept to verify signatures: encrypted (services/sqs_keys.py), shown once."""
+
+    key_id = models.CharField(max_length=20, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sqs_keys"
+    )
+    secret = models.BinaryField()  # a Fernet token
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.key_id

@@ -14,11 +14,12 @@ SUBCOMMANDS = {
     "run": "Run everything: embedded broker, web, worker, beat and demo traffic.",
     "demo": "Register the demo queues and produce demo traffic.",
     "analytics": "Compute message-lifecycle analytics with PySpark (batch or --stream).",
+    "sqs-key": "Create or revoke an access key of the SQS endpoint.",
 }
 
 
 def _module(name: str) -> Any:
-    return import_module(f"kmqadmin.console.cli.{name}")
+    return import_module(f"kmqadmin.console.cli.{name.replace('-', '_')}")
 
 
 class Command(BaseCommand):

@@ -1,0 +1,68 @@
+"""The SQS endpoint's access keys: made, revoked, and their secrets read back.
+
+An SQS client signs each request with its secret (SigV4), so the endpoint
+needs the secret itself, not a hash of it: it is stored encrypted with
+KMQ_SQS_ENCRYPTION_KEY (Fernet; several keys rotate, the first encrypting)
+and decrypted only to verify a signature. It is shown once, when made.
+Key ids look like AWS's (20 characters, ``AKIA`` first); secrets are 40
+letters and digits, so an ``sqs://KEY:SECRET@host`` broker URL (kombu)
+needs no quoting. Making and revoking are audited with the key id.
+"""
+
+import secrets
+import string
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils import timezone
+
+from ..models import SqsAccessKey
+from . import audit
+
+KEY_ID_PREFIX = "AKIA"
+KEY_ID_ALPHABET = string.ascii_uppercase + "234567"
+SECRET_ALPHABET = string.ascii_letters + string.digits
+SECRET_LENGTH = 40
+
+
+def create(user: AbstractBaseUser, by: AbstractBaseUser | None = None) -> tuple[str, str]:
+    """A new key of ``user``'s: its id and secret (the only time the secret
+    is given out). ``by``: who made it, when not the user."""
+    key_id = KEY_ID_PREFIX + "".join(secrets.choice(KEY_ID_ALPHABET) for _ in range(16))
+    secret = "".join(secrets.choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH))
+    SqsAccessKey.objects.create(key_id=key_id, user=user, secret=_fernet().encrypt(secret.encode()))
+    audit.record(
+        by or user, "sqs-key.create", f"sqs-key:{key_id}", after={"user": user.get_username()}
+    )
+    return key_id, secret
+
+
+def revoke(key_id: str, by: AbstractBaseUser | None = None) -> None:
+    """Requests signed with it are refused from now on. LookupError for a
+    key that does not exist or is revoked already."""
+    key = SqsAccessKey.objects.filter(key_id=key_id, revoked_at__isnull=True).first()
+    if key is None:
+        raise LookupError(f"no active SQS access key {key_id!r}")
+    key.revoked_at = timezone.now()
+    key.save(update_fields=["revoked_at"])
+    audit.record(
+        by, "sqs-key.revoke", f"sqs-key:{key_id}", before={"user": key.user.get_username()}
+    )
+
+
+def secret_of(key_id: str) -> str | None:
+    """The secret of an active key, None for one unknown or revoked (or
+    encrypted with a key no longer configured)."""
+    key = SqsAccessKey.objects.filter(key_id=key_id, revoked_at__isnull=True).first()
+    if key is None:
+        return None
+    try:
+        return _fernet().decrypt(bytes(key.secret)).decode()
+    except InvalidToken:
+        return None
+
+
+def _fernet() -> MultiFernet:
+    keys = [k.strip() for k in settings.KMQ_SQS_ENCRYPTION_KEY.split(",") if k.strip()]
+    return MultiFernet([Fernet(k) for k in keys])

@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP goes to Django, WebSockets to Channels consumers."""
+"""ASGI entry point: SQS requests to the SQS endpoint, other HTTP to Django,
+WebSockets to Channels consumers."""
 
 import os
 
@@ -13,10 +14,11 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from kmqadmin.console.live.routing import websocket_urlpatterns  # noqa: E402
 from kmqadmin.console.metrics.websockets import CountWebSockets  # noqa: E402
+from kmqadmin.sqs.endpoint import SqsEndpoint  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": SqsEndpoint(django_asgi_app),
         "websocket": CountWebSockets(
             AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),

@@ -63,6 +63,11 @@ def secret_of(key_id: str) -> str | None:
         return None
 
 
+def user_of(key_id: str) -> AbstractBaseUser:
+    """The user of a key (one ``secret_of`` just answered for)."""
+    return SqsAccessKey.objects.select_related("user").get(key_id=key_id).user
+
+
 def _fernet() -> MultiFernet:
     keys = [k.strip() for k in settings.KMQ_SQS_ENCRYPTION_KEY.split(",") if k.strip()]
     return MultiFernet([Fernet(k) for k in keys])

@@ -1,0 +1,110 @@
+"""SqsEndpoint: the SQS-compatible endpoint, in front of Django.
+
+It is an ASGI app of its own, not a Django view: it must read the request
+raw (what the client signed), answer at ``/`` as well as under ``/sqs``
+(request.py), and hold no thread while a receive long-polls, which Django's
+synchronous middleware would make it do. Everything else goes on to
+Django.
+
+Each request: its signature verified (signature.py) against the secret of
+its access key (console/services/sqs_keys.py), the key's user's role
+checked for the action (actions.py), the action run, and the result or
+the error answered as SQS words it (errors.py). No input gets a 500: an
+unexpected failure is logged with the request id and answered as SQS's
+InternalError.
+"""
+
+import logging
+import uuid
+from datetime import UTC, datetime
+from email.utils import formatdate
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from kmqadmin.console.services import sqs_keys
+from kmqadmin.console.services.roles import role_of
+
+from . import json_protocol
+from .actions import Caller, action_for
+from .errors import Answer, SqsError
+from .request import base_url, incoming, is_sqs
+from .signature import SignatureError, verify
+
+log = logging.getLogger(__name__)
+
+# A 1 MiB message JSON-escaped by an SDK can come to about 3 MiB.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
+Scope = dict[str, Any]
+
+
+class SqsEndpoint:
+    def __init__(self, app: Any) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not is_sqs(scope):
+            await self._app(scope, receive, send)
+            return
+        answer = await respond(scope, await _body(receive))
+        headers = [
+            *((name.lower().encode(), value.encode()) for name, value in answer.headers),
+            (b"content-length", str(len(answer.body)).encode()),
+            (b"date", formatdate(usegmt=True).encode()),  # SDKs correct their clock skew by it
+        ]
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+        await send({"type": "http.response.body", "body": answer.body})
+
+
+async def respond(scope: Scope, body: bytes | None) -> Answer:
+    request_id = str(uuid.uuid4())
+    try:
+        if body is None:
+            raise SqsError(
+                "InvalidParameterValueException",
+                f"The request is longer than {MAX_BODY_BYTES} bytes.",
+                code="InvalidParameterValue",
+            )
+        request = incoming(scope, body)
+        caller = await sync_to_async(_caller)(request, base_url(scope))
+        name, params = json_protocol.parse(request)
+        result = await action_for(name, caller)(params, caller)
+    except SignatureError as exc:
+        return SqsError.of_signature(exc).as_json(request_id)
+    except SqsError as exc:
+        return exc.as_json(request_id)
+    except Exception:
+        log.exception("SQS request %s failed", request_id)
+        failed = SqsError(
+            "InternalError",
+            f"The request failed on our side; request id {request_id} is in the web log.",
+            status=500,
+            sender=False,
+        )
+        return failed.as_json(request_id)
+    return json_protocol.answer(result, request_id)
+
+
+def _caller(request: Any, url: str) -> Caller:
+    """Who signed the request: the key's user, with the user's role."""
+    key_id = verify(request, sqs_keys.secret_of, datetime.now(UTC), settings.KMQ_SQS_REGION)
+    user = sqs_keys.user_of(key_id)
+    return Caller(user, role_of(user), url)
+
+
+async def _body(receive: Any) -> bytes | None:
+    """The whole body, or None past MAX_BODY_BYTES (read no further)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)

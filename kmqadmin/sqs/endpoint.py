@@ -16,18 +16,24 @@ InternalError.
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import formatdate
+from types import ModuleType
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from confluent_kafka import KafkaException
 from django.conf import settings
+from django.db import close_old_connections
 
 from kmqadmin.console.services import sqs_keys
 from kmqadmin.console.services.roles import role_of
+from kmqadmin.kafka.client.errors import KafkaSetupError
 
-from . import json_protocol
-from .actions import Caller, action_for
+from . import json_protocol, query_protocol
+from .actions import action_for
+from .caller import Caller
 from .errors import Answer, SqsError
 from .request import base_url, incoming, is_sqs
 from .signature import SignatureError, verify
@@ -60,6 +66,8 @@ class SqsEndpoint:
 
 async def respond(scope: Scope, body: bytes | None) -> Answer:
     request_id = str(uuid.uuid4())
+    request = incoming(scope, body or b"")
+    protocol = query_protocol if query_protocol.is_query(request) else json_protocol
     try:
         if body is None:
             raise SqsError(
@@ -67,14 +75,24 @@ async def respond(scope: Scope, body: bytes | None) -> Answer:
                 f"The request is longer than {MAX_BODY_BYTES} bytes.",
                 code="InvalidParameterValue",
             )
-        request = incoming(scope, body)
-        caller = await sync_to_async(_caller)(request, base_url(scope))
-        name, params = json_protocol.parse(request)
-        result = await action_for(name, caller)(params, caller)
+        caller = await in_thread(_caller, request, base_url(scope))
+        name, params = protocol.parse(request)
+        if protocol is query_protocol and scope["path"].count("/") >= 3:
+            params.setdefault("QueueUrl", scope["path"])  # posted to the queue's URL
+        result = await in_thread(action_for(name, caller), params, caller)
     except SignatureError as exc:
-        return SqsError.of_signature(exc).as_json(request_id)
+        return _error(protocol, SqsError.of_signature(exc), request_id)
     except SqsError as exc:
-        return exc.as_json(request_id)
+        return _error(protocol, exc, request_id)
+    except (KafkaException, KafkaSetupError) as exc:
+        log.warning("SQS request %s: Kafka did not answer: %s", request_id, exc)
+        unavailable = SqsError(
+            "ServiceUnavailable",
+            f"Kafka did not answer ({exc}); nothing was changed unless the audit log says so.",
+            status=503,
+            sender=False,
+        )
+        return _error(protocol, unavailable, request_id)
     except Exception:
         log.exception("SQS request %s failed", request_id)
         failed = SqsError(
@@ -83,15 +101,35 @@ async def respond(scope: Scope, body: bytes | None) -> Answer:
             status=500,
             sender=False,
         )
-        return failed.as_json(request_id)
+        return _error(protocol, failed, request_id)
+    if protocol is query_protocol:
+        return query_protocol.answer(name, result, request_id)
     return json_protocol.answer(result, request_id)
+
+
+def _error(protocol: ModuleType, error: SqsError, request_id: str) -> Answer:
+    return error.as_xml(request_id) if protocol is query_protocol else error.as_json(request_id)
+
+
+async def in_thread[**P, R](function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run a blocking call (database, Kafka) off the event loop, in a thread
+    of a pool, and close its database connection after if it is done with:
+    outside Django's request handling nothing else would."""
+
+    def run() -> R:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return await sync_to_async(run, thread_sensitive=False)()
 
 
 def _caller(request: Any, url: str) -> Caller:
     """Who signed the request: the key's user, with the user's role."""
     key_id = verify(request, sqs_keys.secret_of, datetime.now(UTC), settings.KMQ_SQS_REGION)
     user = sqs_keys.user_of(key_id)
-    return Caller(user, role_of(user), url)
+    return Caller(user, role_of(user), key_id, url)
 
 
 async def _body(receive: Any) -> bytes | None:

@@ -12,9 +12,15 @@ renders as both.
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from .signature import SignatureError
+
+if TYPE_CHECKING:
+    from kmqadmin.console.services.roles import Role
+
+    from .caller import Caller
 
 XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -117,6 +123,15 @@ def unsupported_operation(action: str) -> SqsError:
         "UnsupportedOperation",
         f"{action} is not supported by this endpoint.",
         code="AWS.SimpleQueueService.UnsupportedOperation",
+    )
+
+
+def access_denied(what: str, needed: "Role", caller: "Caller") -> SqsError:
+    return SqsError(
+        "AccessDenied",
+        f"{what} needs the {needed.name.lower()} role; this key's user is "
+        f"{caller.role.name.lower()}.",
+        status=403,
     )
 
 

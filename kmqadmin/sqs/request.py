@@ -4,8 +4,8 @@ The endpoint sits in front of Django (endpoint.py), so it sees the raw ASGI
 request: the path and query still percent-encoded and every header as sent,
 which is what the client signed (signature.py). A request is the endpoint's
 when its path is under ``/sqs``, or, at ``/``, when it names an SQS action
-in ``X-Amz-Target``: kombu (Celery's SQS transport) posts there whatever
-URL it is given.
+in ``X-Amz-Target`` or is signed for the ``sqs`` service: kombu (Celery's
+SQS transport) posts there whatever URL it is given.
 """
 
 from typing import Any
@@ -14,13 +14,23 @@ from .signature import SignedRequest
 
 PREFIX = "/sqs"
 JSON_TARGET = "AmazonSQS."
+SQS_SCOPE = "/sqs/aws4_request"  # in a SigV4 credential
+QUERY_SQS_SCOPE = "%2Fsqs%2Faws4_request"  # the same, percent-encoded in a URL
 
 
 def is_sqs(scope: dict[str, Any]) -> bool:
     path = scope.get("path", "")
     if path == PREFIX or path.startswith(PREFIX + "/"):
         return True
-    return path == "/" and (_header(scope, b"x-amz-target") or "").startswith(JSON_TARGET)
+    if path != "/":
+        return False
+    if (_header(scope, b"x-amz-target") or "").startswith(JSON_TARGET):
+        return True
+    # The query protocol at "/": signed for the sqs service (header or presigned).
+    signed = (_header(scope, b"authorization") or "") + scope.get("query_string", b"").decode(
+        "latin-1"
+    )
+    return SQS_SCOPE in signed or QUERY_SQS_SCOPE in signed
 
 
 def incoming(scope: dict[str, Any], body: bytes) -> SignedRequest:

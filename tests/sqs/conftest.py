@@ -1,0 +1,57 @@
+"""One web process (daphne, as `make run` serves it) for the SQS tests, on
+the suite's broker, with a user of each role and an SQS key for each."""
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
+from tests.process import ROOT, env, kill9, manage, wait_for
+from tests.sqs.clients import USERS, Web, status
+
+DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
+SETUP = """
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from kmqadmin.console.models import Cluster, Queue
+cluster = Cluster.objects.create(name="local")
+for topic in ("orders-a", "orders-b", "payments"):
+    Queue.objects.create(cluster=cluster, topic=topic, group_id=topic + "-workers", partitions=1)
+users = get_user_model().objects
+for name, role in {roles!r}.items():
+    user = users.create_user(name)
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+"""
+
+
+@pytest.fixture(scope="package")
+def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
+    data = tmp_path_factory.mktemp("sqs-web")
+    settings = {"KMQ_DATA_DIR": str(data), "KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers}
+    assert manage("migrate", **settings).returncode == 0
+    setup = manage("shell", "-c", SETUP.format(roles=USERS), **settings)
+    assert setup.returncode == 0, setup.stderr
+    keys = {}
+    for username in USERS:
+        made = manage("kmq", "sqs-key", "create", username, **settings)
+        assert made.returncode == 0, made.stderr
+        keys[username] = dict(line.split("=", 1) for line in made.stdout.splitlines())
+    port = free_port()
+    log = Path(data) / "web.log"
+    with open(log, "ab") as out:
+        daphne = subprocess.Popen(
+            [*DAPHNE, "-p", str(port), "kmqadmin.asgi:application"],
+            cwd=ROOT,
+            env=env(**settings),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: status(f"http://127.0.0.1:{port}/sqs") == 403, 60, "the endpoint")
+        yield Web(port, keys, log, settings)
+    finally:
+        kill9(daphne)

@@ -22,10 +22,12 @@ SECRET_KEY = config.secret_key(env.str("DJANGO_SECRET_KEY", default=""), DATA_DI
 KMQ_SQS_ENCRYPTION_KEY = config.sqs_encryption_key(
     env.str("KMQ_SQS_ENCRYPTION_KEY", default=""), DATA_DIR
 )
-# The SQS endpoint: the account id in its queue URLs and ARNs, and the only
-# region a signature may be scoped to (unset: any).
+# The SQS endpoint: the account id in its queue URLs and ARNs, the only
+# region a signature may be scoped to (unset: any), and the cluster whose
+# queues it serves (unset: the only one registered).
 KMQ_SQS_ACCOUNT_ID = env.str("KMQ_SQS_ACCOUNT_ID", default="000000000000")
 KMQ_SQS_REGION = env.str("KMQ_SQS_REGION", default="") or None
+KMQ_SQS_CLUSTER = env.str("KMQ_SQS_CLUSTER", default="")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -538,3 +538,24 @@ class SqsAccessKey(models.Model):
 
     def __str__(self) -> str:
         return self.key_id
+
+
+class SqsQueue(models.Model):
+    """What the SQS endpoint keeps of a queue beyond its registration: the
+    SQS attributes with no Kafka counterpart, its tags, and whether SQS made
+    it (only then does DeleteQueue delete its topics too). A queue
+    registered in the console gets one, with SQS's defaults, when SQS first
+    names it."""
+
+    queue = models.OneToOneField(Queue, on_delete=models.CASCADE, related_name="sqs")
+    created_by_sqs = models.BooleanField(default=False)
+    delay_seconds = models.PositiveIntegerField(default=0)
+    maximum_message_size = models.PositiveIntegerField(default=1_048_576)
+    message_retention_period = models.PositiveIntegerField(default=345_600)
+    receive_message_wait_time_seconds = models.PositiveSmallIntegerField(default=0)
+    tags = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return str(self.queue)

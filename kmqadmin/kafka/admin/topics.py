@@ -80,6 +80,28 @@ def ensure_topics(
     return created
 
 
+def delete_topics(
+    bootstrap_servers: str,
+    topics: list[str],
+    timeout: float = 10.0,
+    extra: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Delete the topics that exist; returns the names deleted. Kafka
+    deletes in the background: the names may stay taken for a while."""
+    admin = admin_client(bootstrap_servers, extra)  # must outlive its futures
+    counts = partition_counts(cluster_metadata(bootstrap_servers, timeout, admin), topics)
+    doomed = [name for name in topics if counts[name] is not None]
+    if not doomed:
+        return []
+    for future in admin.delete_topics(doomed, request_timeout=timeout).values():
+        try:
+            future.result(timeout)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+    return doomed
+
+
 def _wait_led(admin: AdminClient, topics: list[str], timeout: float) -> None:
     """Kafka answers CreateTopics before every partition's leader serves it: a
     client used at once can get LEADER_NOT_AVAILABLE or NOT_LEADER_FOR_PARTITION.

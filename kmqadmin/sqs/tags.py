@@ -1,0 +1,61 @@
+"""A queue's tags: TagQueue, UntagQueue, ListQueueTags, and CreateQueue's
+``tags``. Kept with the queue's SQS attributes (SqsQueue), with SQS's limits."""
+
+from typing import Any
+
+from kmqadmin.console.services import audit
+
+from .caller import Caller
+from .errors import invalid_parameter_value
+from .params import Params, string_map, strings
+from .registered import lookup
+
+MAX_TAGS = 50
+MAX_KEY = 128
+MAX_VALUE = 256
+
+
+def given(params: Params, name: str) -> dict[str, str]:
+    tags = string_map(params, name)
+    for key, value in tags.items():
+        if not 1 <= len(key) <= MAX_KEY or len(value) > MAX_VALUE:
+            raise invalid_parameter_value(
+                f"Tag keys must be 1 to {MAX_KEY} characters and values at most {MAX_VALUE}."
+            )
+    _check_count(tags)
+    return tags
+
+
+def tag_queue(params: Params, caller: Caller) -> dict[str, Any]:
+    queue, sqs = lookup(params)
+    tags = given(params, "Tags")
+    if not tags:
+        raise invalid_parameter_value("The request must contain at least one tag.")
+    merged = {**sqs.tags, **tags}
+    _check_count(merged)
+    with audit.action(
+        caller.user, "sqs.TagQueue", queue.topic, sqs.tags, {**tags, "key": caller.key_id}
+    ):
+        sqs.tags = merged
+        sqs.save(update_fields=["tags", "updated_at"])
+    return {}
+
+
+def untag_queue(params: Params, caller: Caller) -> dict[str, Any]:
+    queue, sqs = lookup(params)
+    keys = strings(params, "TagKeys")
+    after = {"removed": keys, "key": caller.key_id}
+    with audit.action(caller.user, "sqs.UntagQueue", queue.topic, sqs.tags, after):
+        sqs.tags = {k: v for k, v in sqs.tags.items() if k not in keys}
+        sqs.save(update_fields=["tags", "updated_at"])
+    return {}
+
+
+def list_queue_tags(params: Params, caller: Caller) -> dict[str, Any]:
+    _, sqs = lookup(params)
+    return {"Tags": sqs.tags} if sqs.tags else {}
+
+
+def _check_count(tags: dict[str, str]) -> None:
+    if len(tags) > MAX_TAGS:
+        raise invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")

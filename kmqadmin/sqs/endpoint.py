@@ -34,7 +34,7 @@ from kmqadmin.kafka.client.errors import KafkaSetupError
 from . import json_protocol, query_protocol
 from .actions import action_for
 from .caller import Caller
-from .errors import Answer, SqsError
+from .errors import Answer, SqsError, service_unavailable
 from .request import base_url, incoming, is_sqs
 from .signature import SignatureError, verify
 
@@ -86,13 +86,8 @@ async def respond(scope: Scope, body: bytes | None) -> Answer:
         return _error(protocol, exc, request_id)
     except (KafkaException, KafkaSetupError) as exc:
         log.warning("SQS request %s: Kafka did not answer: %s", request_id, exc)
-        unavailable = SqsError(
-            "ServiceUnavailable",
-            f"Kafka did not answer ({exc}); nothing was changed unless the audit log says so.",
-            status=503,
-            sender=False,
-        )
-        return _error(protocol, unavailable, request_id)
+        reason = f"Kafka did not answer ({exc}); nothing was changed unless the audit log says so."
+        return _error(protocol, service_unavailable(reason), request_id)
     except Exception:
         log.exception("SQS request %s failed", request_id)
         failed = SqsError(

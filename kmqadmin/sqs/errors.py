@@ -135,6 +135,11 @@ def access_denied(what: str, needed: "Role", caller: "Caller") -> SqsError:
     )
 
 
+def service_unavailable(reason: str) -> SqsError:
+    """Our side cannot answer now (Kafka, a setting): the client may retry."""
+    return SqsError("ServiceUnavailable", reason, status=503, sender=False)
+
+
 def invalid_action(action: str) -> SqsError:
     """A name that is no SQS action at all."""
     return SqsError("InvalidAction", f"The action {action} is not valid for this endpoint.")

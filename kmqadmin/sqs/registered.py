@@ -6,7 +6,7 @@ from django.conf import settings
 from kmqadmin.console.models import Cluster, Queue, SqsQueue
 
 from . import queue_names
-from .errors import SqsError, queue_does_not_exist
+from .errors import SqsError, queue_does_not_exist, service_unavailable
 from .params import Params
 
 
@@ -15,13 +15,13 @@ def cluster() -> Cluster:
     if settings.KMQ_SQS_CLUSTER:
         found = Cluster.objects.filter(name=settings.KMQ_SQS_CLUSTER).first()
         if found is None:
-            raise _unavailable(
+            raise _not_set_up(
                 f"KMQ_SQS_CLUSTER names no registered cluster: {settings.KMQ_SQS_CLUSTER}"
             )
         return found
     clusters = list(Cluster.objects.all()[:2])
     if len(clusters) != 1:
-        raise _unavailable(
+        raise _not_set_up(
             "set KMQ_SQS_CLUSTER to the name of the cluster whose queues SQS clients use"
             if clusters
             else "no cluster is registered: register one in the console first"
@@ -38,7 +38,5 @@ def lookup(params: Params) -> tuple[Queue, SqsQueue]:
     return queue, SqsQueue.objects.get_or_create(queue=queue)[0]
 
 
-def _unavailable(reason: str) -> SqsError:
-    return SqsError(
-        "ServiceUnavailable", f"The SQS endpoint is not set up: {reason}.", status=503, sender=False
-    )
+def _not_set_up(reason: str) -> SqsError:
+    return service_unavailable(f"The SQS endpoint is not set up: {reason}.")

@@ -201,6 +201,11 @@ class Queue(models.Model):
     backoff_max_ms = models.PositiveIntegerField(
         default=3_600_000, validators=[MinValueValidator(1)]
     )
+    delayed_sends = models.BooleanField(
+        default=False,
+        help_text="Messages may be sent for later (the SQS endpoint's DelaySeconds): the queue "
+        "gets a schedules topic and a scheduler, as a backoff does.",
+    )
     mask_json_paths = models.TextField(
         blank=True,
         help_text="Masking: JSONPath expressions, one a line; what each selects in a JSON "
@@ -299,6 +304,7 @@ class Queue(models.Model):
             message_timeout_ms=self.message_timeout_ms,
             max_redeliveries=self.max_redeliveries,
             backoff=self.backoff,
+            delayed_sends=self.delayed_sends,
             kafka_config=self.cluster.kafka_config(),
             backend=self.backend,
             marker_format=self.marker_format,

@@ -47,8 +47,9 @@ class QueueConfig:
 
     ``markers_topic``, ``dlq_topic`` and ``tracker_group_id`` default to kmq's
     names derived from ``topic`` and ``group_id``. With a ``backoff``, copies
-    are delayed through a scheduler on ``schedules_topic``; run one with
-    ``scheduler_config()``. ``backend`` picks who tracks deliveries: our
+    are delayed through a scheduler on ``schedules_topic``, and with
+    ``delayed_sends`` messages sent for later (the SQS endpoint's
+    DelaySeconds); run one with ``scheduler_config()``. ``backend`` picks who tracks deliveries: our
     markers and tracker ("kmq") or the broker's share group ("share"; no
     markers topic, no tracker; clients publish counts on ``counts_topic``).
     ``share_acquire_mode`` picks a share queue's consumer (SHARE_ACQUIRE_MODES),
@@ -70,6 +71,7 @@ class QueueConfig:
     counts_topic: str = ""
     share_acquire_mode: ShareAcquireMode = "record_limit"
     marker_format: MarkerFormat = "compact"
+    delayed_sends: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kafka_config", masked(self.kafka_config))  # repr is logged
@@ -134,7 +136,7 @@ class QueueConfig:
             topics[self.markers_topic] = partitions
         else:
             topics[self.counts_topic] = 1
-        if self.backoff is not None:
+        if self.has_scheduler:
             topics[self.schedules_topic] = partitions
         return topics
 
@@ -146,8 +148,13 @@ class QueueConfig:
         counts = partition_counts(metadata, list(self.topics()))
         return [name for name, count in counts.items() if count is None]
 
+    @property
+    def has_scheduler(self) -> bool:
+        """Whether something is ever delayed on ``schedules_topic``."""
+        return self.backoff is not None or self.delayed_sends
+
     def scheduler_config(self) -> SchedulerConfig:
-        """The scheduler that delivers this queue's delayed copies."""
+        """The scheduler that delivers this queue's delayed copies and sends."""
         return SchedulerConfig(
             bootstrap_servers=self.bootstrap_servers,
             topic=self.schedules_topic,

@@ -19,7 +19,8 @@ _reported: set[str] = set()
 def wanted_services(slot: str) -> dict[str, Callable[[], Service]]:
     """A tracker per registered kmq queue (a share queue's broker is its
     tracker), a scheduler per schedules topic (a queue's own, when it has a
-    backoff, whatever its backend, and each registered one). Keys hold
+    backoff or takes delayed sends, whatever its backend, and each
+    registered one). Keys hold
     the whole configuration (secrets masked), so an edited queue gets a
     fresh tracker. A queue whose cluster cannot be used as configured is
     left out, and the others still run. ``slot`` names this worker among
@@ -30,7 +31,7 @@ def wanted_services(slot: str) -> dict[str, Callable[[], Service]]:
             continue
         if config.backend == "kmq":
             services[f"tracker {config!r}"] = partial(RedeliveryTracker, config, slot=slot)
-        if config.backoff is not None:
+        if config.has_scheduler:
             scheduler = config.scheduler_config()
             services[f"scheduler {scheduler!r}"] = partial(Scheduler, scheduler, slot=slot)
     for topic in ScheduleTopic.objects.select_related("cluster"):

@@ -23,7 +23,7 @@ def topic_kinds(cluster: Cluster) -> dict[str, Kind]:
     for queue in cluster.queues.all():
         kinds[queue.topic] = Kind.QUEUE
         kinds[queue.dlq_topic] = Kind.DLQ
-        kinds[names.schedules_topic(queue.topic)] = Kind.SCHEDULES  # its backoff's
+        kinds[names.schedules_topic(queue.topic)] = Kind.SCHEDULES  # its backoff's, its delays'
         if queue.backend != "share":
             kinds[queue.markers_topic] = Kind.MARKERS
     for schedules in cluster.schedules.all():

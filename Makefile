@@ -20,7 +20,7 @@ JARS := .jars
 # beside the jars, shown only when it fails (scripts/quiet).
 MVN := scripts/quiet mvn -q -B
 
-.PHONY: run test chaos lint format deps services browser java maven clean
+.PHONY: run test chaos lint format deps services browser clients java maven clean
 
 run: deps
 	$(BIN)/python manage.py kmq run
@@ -32,7 +32,7 @@ run: deps
 # Redis), its output kept until the suite is done; either failing fails.
 TEST_WORKERS ?= 3
 PRODUCTION_LOG := .pytest_cache/production.log
-test: deps lint services browser
+test: deps lint services browser clients
 	@mkdir -p .pytest_cache
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 		$(BIN)/pytest -m production -p no:cacheprovider >$(PRODUCTION_LOG) 2>&1 & production=$$!; \
@@ -49,7 +49,8 @@ FUZZ_EXAMPLES ?= 200
 chaos: deps
 	KMQ_CHAOS_KILLS=$(CHAOS_KILLS) $(BIN)/pytest -s -q --timeout 0 2>/dev/null \
 		tests/kmq/test_crashes.py tests/scheduler/test_crashes.py -k "mid_redelivery or while_firing"
-	KMQ_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -s -q --timeout 0 tests/fuzz
+	KMQ_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -s -q --timeout 0 tests/fuzz \
+		tests/sqs/test_hostile_requests.py
 
 lint: deps
 	$(BIN)/ruff check .
@@ -72,6 +73,15 @@ services:
 		--bind 127.0.0.1 --port 6379 --save "" --appendonly no
 
 # The browser tests drive Debian's chromium (Playwright cannot download one here).
+# The SQS endpoint's clients in other languages (tests/sqs): the AWS SDK for
+# JavaScript v3, from npm.
+SQS_NODE := tests/sqs/node
+clients: $(SQS_NODE)/node_modules/.installed
+
+$(SQS_NODE)/node_modules/.installed: $(SQS_NODE)/package.json $(SQS_NODE)/package-lock.json
+	npm ci --prefix $(SQS_NODE) --no-audit --no-fund
+	touch $@
+
 browser:
 	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
@@ -122,4 +132,4 @@ $(VENDOR)/.installed: node_modules/.installed scripts/vendor-assets
 	touch $@
 
 clean:
-	rm -rf $(VENV) node_modules $(VENDOR) $(JARS) staticfiles
+	rm -rf $(VENV) node_modules $(SQS_NODE)/node_modules $(VENDOR) $(JARS) staticfiles

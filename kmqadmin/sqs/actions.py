@@ -1,23 +1,24 @@
 """The SQS actions this endpoint answers, each with the role it needs.
 
 An action takes the request's parameters (in the JSON protocol's shape)
-and who asks (Caller), and returns the result object SQS's model names; it
-runs in a worker thread, as it talks to the database and Kafka. What SQS
+and who asks (Caller), and returns the result object SQS's model names. What SQS
 has and we do not offer gets UnsupportedOperation; a name SQS does not
 have, InvalidAction.
 """
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kmqadmin.console.services.roles import Role
 
-from . import queue_attributes, queues, tags
+from . import deliveries, queue_attributes, queues, receive, send, tags
 from .caller import Caller
 from .errors import access_denied, invalid_action, unsupported_operation
 from .params import Params
 
-Action = Callable[[Params, Caller], dict[str, Any]]
+# Most actions block (the database, Kafka) and run in a pool thread; a
+# coroutine (ReceiveMessage's long poll) runs on the event loop.
+Action = Callable[[Params, Caller], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 ACTIONS: dict[str, tuple[Role, Action]] = {
     "ListQueues": (Role.VIEWER, queues.list_queues),
@@ -30,13 +31,18 @@ ACTIONS: dict[str, tuple[Role, Action]] = {
     "TagQueue": (Role.ADMIN, tags.tag_queue),
     "UntagQueue": (Role.ADMIN, tags.untag_queue),
     "ListQueueTags": (Role.VIEWER, tags.list_queue_tags),
+    "SendMessage": (Role.OPERATOR, send.send_message),
+    "SendMessageBatch": (Role.OPERATOR, send.send_message_batch),
+    "ReceiveMessage": (Role.OPERATOR, receive.receive_message),
+    "DeleteMessage": (Role.OPERATOR, deliveries.delete_message),
+    "DeleteMessageBatch": (Role.OPERATOR, deliveries.delete_message_batch),
+    "ChangeMessageVisibility": (Role.OPERATOR, deliveries.change_message_visibility),
+    "ChangeMessageVisibilityBatch": (Role.OPERATOR, deliveries.change_message_visibility_batch),
 }
 # SQS's other actions: each answered UnsupportedOperation until it is built.
 SQS_ACTIONS = {
-    "AddPermission", "CancelMessageMoveTask", "ChangeMessageVisibility",
-    "ChangeMessageVisibilityBatch", "DeleteMessage", "DeleteMessageBatch",
-    "ListMessageMoveTasks", "PurgeQueue", "ReceiveMessage", "RemovePermission",
-    "SendMessage", "SendMessageBatch", "StartMessageMoveTask",
+    "AddPermission", "CancelMessageMoveTask", "ListMessageMoveTasks", "PurgeQueue",
+    "RemovePermission", "StartMessageMoveTask",
 }  # fmt: skip
 
 

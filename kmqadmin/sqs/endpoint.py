@@ -14,29 +14,30 @@ unexpected failure is logged with the request id and answered as SQS's
 InternalError.
 """
 
+import asyncio
+import inspect
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import formatdate
 from types import ModuleType
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from confluent_kafka import KafkaException
 from django.conf import settings
-from django.db import close_old_connections
 
 from kmqadmin.console.services import sqs_keys
 from kmqadmin.console.services.roles import role_of
+from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.client.errors import KafkaSetupError
 
 from . import json_protocol, query_protocol
-from .actions import action_for
+from .actions import Action, action_for
 from .caller import Caller
 from .errors import Answer, SqsError, service_unavailable
 from .request import base_url, incoming, is_sqs
 from .signature import SignatureError, verify
+from .threads import in_thread
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,15 @@ class SqsEndpoint:
         if scope["type"] != "http" or not is_sqs(scope):
             await self._app(scope, receive, send)
             return
-        answer = await respond(scope, await _body(receive))
+        answering = asyncio.ensure_future(respond(scope, await _body(receive)))
+        hung_up = asyncio.ensure_future(_disconnected(receive))
+        await asyncio.wait({answering, hung_up}, return_when=asyncio.FIRST_COMPLETED)
+        if not answering.done():  # the client left: a receive gives back what it got
+            answering.cancel()
+            await asyncio.gather(answering, return_exceptions=True)
+            return
+        hung_up.cancel()
+        answer = answering.result()
         headers = [
             *((name.lower().encode(), value.encode()) for name, value in answer.headers),
             (b"content-length", str(len(answer.body)).encode()),
@@ -79,11 +88,14 @@ async def respond(scope: Scope, body: bytes | None) -> Answer:
         name, params = protocol.parse(request)
         if protocol is query_protocol and scope["path"].count("/") >= 3:
             params.setdefault("QueueUrl", scope["path"])  # posted to the queue's URL
-        result = await in_thread(action_for(name, caller), params, caller)
+        result = await _run(action_for(name, caller), params, caller)
     except SignatureError as exc:
         return _error(protocol, SqsError.of_signature(exc), request_id)
     except SqsError as exc:
         return _error(protocol, exc, request_id)
+    except OutcomeUnknown as exc:
+        reason = f"{exc}: look the message up in the console before sending it again."
+        return _error(protocol, service_unavailable(reason), request_id)
     except (KafkaException, KafkaSetupError) as exc:
         log.warning("SQS request %s: Kafka did not answer: %s", request_id, exc)
         reason = f"Kafka did not answer ({exc}); nothing was changed unless the audit log says so."
@@ -106,18 +118,16 @@ def _error(protocol: ModuleType, error: SqsError, request_id: str) -> Answer:
     return error.as_xml(request_id) if protocol is query_protocol else error.as_json(request_id)
 
 
-async def in_thread[**P, R](function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """Run a blocking call (database, Kafka) off the event loop, in a thread
-    of a pool, and close its database connection after if it is done with:
-    outside Django's request handling nothing else would."""
+async def _run(action: Action, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    if inspect.iscoroutinefunction(action):
+        return await action(params, caller)
+    return await in_thread(action, params, caller)  # type: ignore[arg-type]
 
-    def run() -> R:
-        try:
-            return function(*args, **kwargs)
-        finally:
-            close_old_connections()
 
-    return await sync_to_async(run, thread_sensitive=False)()
+async def _disconnected(receive: Any) -> None:
+    """Returns when the client hangs up (a long poll may outlast it)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _caller(request: Any, url: str) -> Caller:

@@ -63,7 +63,7 @@ def _create(
             "another with the same name.",
             code="AWS.SimpleQueueService.QueueDeletedRecently",
         )
-    queue = Queue(cluster=cluster(), topic=name, group_id=f"{name}-workers")
+    queue = Queue(cluster=cluster(), topic=name, group_id=f"{name}-workers", delayed_sends=True)
     sqs = SqsQueue(created_by_sqs=True, tags=wanted_tags)
     queue_attributes.apply(queue, sqs, attributes)
     after = {"attributes": attributes, "tags": wanted_tags, "key": caller.key_id}

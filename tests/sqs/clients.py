@@ -25,6 +25,7 @@ class Web:
     keys: dict[str, dict[str, str]]
     log: Path
     settings: dict[str, str]
+    pid: int
 
     @property
     def base(self) -> str:
@@ -37,16 +38,18 @@ def sqs(
     protocol: str = "json",
     path: str = "/sqs",
     secret: str | None = None,
+    port: int | None = None,
 ) -> Any:
     """A boto3 SQS client of ``user``'s key; ``protocol`` "query" loads
-    SQS's last query-protocol model first (tests/sqs/query_model)."""
+    SQS's last query-protocol model first (tests/sqs/query_model). ``port``:
+    another web process's."""
     session = botocore.session.get_session()
     if protocol == "query":
         session.get_component("data_loader").search_paths.insert(0, str(QUERY_MODEL))
     key = web.keys[user]
     return boto3.Session(botocore_session=session).client(
         "sqs",
-        endpoint_url=f"http://127.0.0.1:{web.port}{path}",
+        endpoint_url=f"http://127.0.0.1:{port or web.port}{path}",
         region_name="eu-west-3",
         aws_access_key_id=key["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=secret or key["AWS_SECRET_ACCESS_KEY"],

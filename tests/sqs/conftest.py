@@ -40,9 +40,17 @@ def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iter
         made = manage("kmq", "sqs-key", "create", username, **settings)
         assert made.returncode == 0, made.stderr
         keys[username] = dict(line.split("=", 1) for line in made.stdout.splitlines())
+    daphne, port = start_web(settings)
+    try:
+        yield Web(port, keys, Path(data) / "web.log", settings, daphne.pid)
+    finally:
+        kill9(daphne)
+
+
+def start_web(settings: dict[str, str]) -> tuple[subprocess.Popen, int]:
+    """A daphne serving kmqadmin on ``settings``' data dir, once it answers."""
     port = free_port()
-    log = Path(data) / "web.log"
-    with open(log, "ab") as out:
+    with open(Path(settings["KMQ_DATA_DIR"]) / "web.log", "ab") as out:
         daphne = subprocess.Popen(
             [*DAPHNE, "-p", str(port), "kmqadmin.asgi:application"],
             cwd=ROOT,
@@ -52,6 +60,7 @@ def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iter
         )
     try:
         wait_for(lambda: status(f"http://127.0.0.1:{port}/sqs") == 403, 60, "the endpoint")
-        yield Web(port, keys, log, settings)
-    finally:
+    except AssertionError:
         kill9(daphne)
+        raise
+    return daphne, port

@@ -1,5 +1,7 @@
 """Hostile requests, correctly signed, to the real web process: whatever the
-body, the answer is an SQS error with a 4xx and a reason, never a 500."""
+body, the answer is an SQS error with a 4xx and a reason, never a 500.
+Examples as the fuzz suite draws them (tests/fuzz/profile.py): fixed in
+`make test`, KMQ_FUZZ_EXAMPLES random ones in `make chaos`."""
 
 import json
 import urllib.error
@@ -11,19 +13,42 @@ import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fuzz.profile import FUZZ, LONG
 from tests.sqs.clients import Web
 
-ACTIONS = ["CreateQueue", "GetQueueAttributes", "SetQueueAttributes", "TagQueue", "ListQueues"]
+ACTIONS = [
+    "CreateQueue", "GetQueueAttributes", "SetQueueAttributes", "TagQueue", "ListQueues",
+    "SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage",
+    "ChangeMessageVisibilityBatch",
+]  # fmt: skip
 NAMES = st.sampled_from(
-    ["Attribute", "Tag", "AttributeName", "QueueUrl", "QueueName", "MaxResults", "Attributes"]
+    [
+        "Attribute",
+        "Tag",
+        "AttributeName",
+        "QueueUrl",
+        "QueueName",
+        "MaxResults",
+        "Attributes",
+        "MessageBody",
+        "MessageAttribute",
+        "SendMessageBatchRequestEntry",
+        "ReceiptHandle",
+        "Entries",
+        "MaxNumberOfMessages",
+        "VisibilityTimeout",
+        "DelaySeconds",
+    ]
 )
 KEYS = st.lists(
     st.one_of(NAMES, st.text(max_size=6), st.integers(-2, 12).map(str)), min_size=1, max_size=4
 ).map(".".join)
-VALUES = st.one_of(st.text(max_size=20), st.sampled_from(["", "1", "-1", "{", "orders-a"]))
+VALUES = st.one_of(
+    st.text(max_size=20), st.sampled_from(["", "1", "-1", "{", "orders-a", "String", "Binary"])
+)
 JSONS = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10)),
     lambda inner: st.one_of(
@@ -62,9 +87,7 @@ def assert_refused_or_answered(answer: Answer) -> None:
         assert answer.text.strip(), "an error says why"
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(FUZZ, max_examples=LONG or 40)  # a request is cheap: more than the fuzz suite's 6
 @given(action=st.sampled_from(ACTIONS), form=st.dictionaries(KEYS, VALUES, max_size=6))
 def test_query_forms_of_any_shape_get_an_answer_never_a_500(
     web: Web, action: str, form: dict[str, str]
@@ -74,9 +97,7 @@ def test_query_forms_of_any_shape_get_an_answer_never_a_500(
     assert_refused_or_answered(signed(web, body, headers))
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(FUZZ, max_examples=LONG or 40)  # a request is cheap: more than the fuzz suite's 6
 @given(action=st.sampled_from(ACTIONS), params=JSONS)
 def test_json_bodies_of_any_shape_get_an_answer_never_a_500(
     web: Web, action: str, params: object

@@ -1,0 +1,121 @@
+"""Message attributes: checked as SQS checks them, and carried in the
+record's headers so a Kafka consumer reads them too.
+
+Each attribute is a header of its own name holding its value (UTF-8 text
+for String and Number, the bytes themselves for Binary); one more header,
+``sqs-attribute-types``, keeps each one's data type (``Number.float``,
+say), so a receive gives back the types that were sent.
+"""
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from .errors import SqsError, invalid_parameter_value
+
+TYPES_HEADER = "sqs-attribute-types"
+MAX_ATTRIBUTES = 10
+MAX_NAME = 256
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
+DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,256})?")
+RESERVED_PREFIXES = ("aws.", "amazon.")
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    data_type: str
+    value: bytes  # as the digest and the header hold it
+
+    @property
+    def is_binary(self) -> bool:
+        return self.data_type.startswith("Binary")
+
+    def size(self, name: str) -> int:
+        """What it counts toward MaximumMessageSize."""
+        return len(name.encode()) + len(self.data_type.encode()) + len(self.value)
+
+
+def given(raw: Any) -> dict[str, Attribute]:
+    """A request's MessageAttributes, each checked; InvalidParameterValue
+    (or InvalidParameterValue naming the attribute) otherwise."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise invalid_parameter_value("MessageAttributes must map names to attribute values.")
+    if len(raw) > MAX_ATTRIBUTES:
+        raise invalid_parameter_value(
+            f"Number of message attributes [{len(raw)}] exceeds the allowed maximum "
+            f"[{MAX_ATTRIBUTES}]."
+        )
+    return {_name(name): _attribute(name, value) for name, value in raw.items()}
+
+
+def as_headers(attributes: dict[str, Attribute]) -> list[tuple[str, bytes]]:
+    if not attributes:
+        return []
+    types = {name: attribute.data_type for name, attribute in attributes.items()}
+    return [
+        *((name, attribute.value) for name, attribute in attributes.items()),
+        (TYPES_HEADER, json.dumps(types, separators=(",", ":")).encode()),
+    ]
+
+
+def _name(name: object) -> str:
+    if (
+        not isinstance(name, str)
+        or not NAME.fullmatch(name)
+        or len(name) > MAX_NAME
+        or name.lower().startswith(RESERVED_PREFIXES)
+        or name.startswith(".")
+        or name.endswith(".")
+        or ".." in name
+        or name == TYPES_HEADER
+    ):
+        raise SqsError(
+            "InvalidAttributeName",
+            f"Message attribute name '{str(name)[:100]}' is invalid: names are letters, digits, "
+            "_ - and . (not first, last or doubled), at most 256, not starting AWS. or Amazon.",
+        )
+    return name
+
+
+def _attribute(name: str, raw: object) -> Attribute:
+    if not isinstance(raw, dict):
+        raise _bad(name, "must be an object with DataType and a value")
+    data_type = raw.get("DataType")
+    if not isinstance(data_type, str) or not DATA_TYPE.fullmatch(data_type):
+        raise _bad(name, "has no DataType String, Number or Binary (with an optional .label)")
+    if data_type.startswith("Binary"):
+        return Attribute(data_type, _binary(name, raw.get("BinaryValue")))
+    text = raw.get("StringValue")
+    if not isinstance(text, str) or not text:
+        raise _bad(name, "must have a StringValue")
+    if data_type.startswith("Number"):
+        _number(name, text)
+    return Attribute(data_type, text.encode())
+
+
+def _binary(name: str, value: object) -> bytes:
+    if not isinstance(value, str) or not value:
+        raise _bad(name, "must have a BinaryValue")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise _bad(name, "has a BinaryValue that is not base64") from None
+
+
+def _number(name: str, text: str) -> None:
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise _bad(name, "is a Number that is not a number") from None
+    if not number.is_finite() or len(number.as_tuple().digits) > 38:
+        raise _bad(name, "is a Number SQS would not hold (at most 38 digits)")
+
+
+def _bad(name: str, reason: str) -> SqsError:
+    return invalid_parameter_value(f"The message attribute '{name}' {reason}.")

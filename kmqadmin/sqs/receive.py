@@ -1,0 +1,170 @@
+"""ReceiveMessage: up to ten messages, long-polled for up to 20 s without a
+thread (receivers.py), each in flight from then on: a kmq delivery whose
+start marker the tracker redelivers after the queue's visibility timeout.
+
+Each message as SQS gives it: its MessageId (``sqs-message-id``, else its
+kmq-id), a ReceiptHandle naming the delivery (receipts.py), its body and
+its digest, the system attributes asked for, and the message attributes
+asked for, rebuilt from the record's headers with the types they were sent
+with. A record no SQS client could read (a body that is not UTF-8 text in
+SQS's characters, written by another Kafka producer) is rejected to the
+DLQ with the reason, never handed out garbled and never lost.
+"""
+
+import base64
+import json
+import logging
+from typing import Any
+
+from kmqadmin.console.models import Queue
+from kmqadmin.console.services import audit, clients
+from kmqadmin.kmq.message import Message
+
+from . import digests
+from .caller import Caller
+from .errors import unsupported_operation
+from .message_attributes import TYPES_HEADER, Attribute
+from .params import Params, integer, strings
+from .receipts import Receipt
+from .receivers import receiver
+from .registered import lookup
+from .send import FORBIDDEN, GROUP_HEADER, ID_HEADER
+from .threads import in_thread
+
+log = logging.getLogger(__name__)
+
+SYSTEM_ATTRIBUTES = ("SentTimestamp", "ApproximateReceiveCount", "MessageGroupId")
+
+
+async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
+    queue, sqs = await in_thread(lookup, params)
+    if queue.backend != "kmq":
+        raise unsupported_operation("ReceiveMessage on a share-group queue")
+    wants = integer(params, "MaxNumberOfMessages", 1, 10) or 1
+    wait_s = integer(params, "WaitTimeSeconds", 0, 20)
+    visibility_s = integer(params, "VisibilityTimeout", 0, 43_200)
+    system = _asked(params, "AttributeNames", "MessageSystemAttributeNames")
+    wanted_attributes = strings(params, "MessageAttributeNames")
+    config = queue.config()
+    got = await receiver(config).receive(
+        wants, sqs.receive_message_wait_time_seconds if wait_s is None else wait_s
+    )
+    if not got:
+        return {}
+    messages = await in_thread(_handed_out, queue, got, visibility_s, caller)
+    return {"Messages": [_rendered(queue.topic, m, system, wanted_attributes) for m in messages]}
+
+
+def _handed_out(
+    queue: Queue, got: list[Message], visibility_s: int | None, caller: Caller
+) -> list[Message]:
+    """The messages an SQS client can read; the others rejected to the DLQ.
+    A VisibilityTimeout of the request's own moves their deadlines."""
+    writer = clients.marker_writer(queue.config())
+    readable = []
+    for message in got:
+        if (reason := _unreadable(message)) is None:
+            readable.append(message)
+        else:
+            log.warning(
+                "%s/%d/%d rejected to the DLQ: %s",
+                queue.topic,
+                message.partition,
+                message.offset,
+                reason,
+            )
+            writer.reject(message.partition, message.offset, reason)
+    if visibility_s is not None:
+        for message in readable:
+            if visibility_s:
+                writer.extend(message.partition, message.offset, visibility_s * 1000)
+            else:
+                writer.retry(message.partition, message.offset)
+    ids = [f"{m.partition}/{m.offset}" for m in readable]
+    audit.record(
+        caller.user,
+        "sqs.ReceiveMessage",
+        queue.topic,
+        after={"key": caller.key_id, "deliveries": ids},
+    )
+    return readable
+
+
+def _unreadable(message: Message) -> str | None:
+    try:
+        body = (message.value or b"").decode()
+    except UnicodeDecodeError:
+        return "the body is not UTF-8 text, which an SQS client cannot receive"
+    if not body or FORBIDDEN.search(body):
+        return "the body is empty or has characters SQS does not carry"
+    return None
+
+
+def _rendered(topic: str, message: Message, system: set[str], wanted: list[str]) -> dict[str, Any]:
+    headers = {name: value or b"" for name, value in message.headers}
+    body = (message.value or b"").decode()
+    rendered: dict[str, Any] = {
+        "MessageId": headers[ID_HEADER].decode() if ID_HEADER in headers else message.id,
+        "ReceiptHandle": Receipt(
+            topic, message.partition, message.offset, message.delivery_count
+        ).handle(),
+        "MD5OfBody": digests.of_body(body),
+        "Body": body,
+    }
+    values = {
+        "SentTimestamp": str(message.timestamp),
+        "ApproximateReceiveCount": str(message.delivery_count),
+        "MessageGroupId": headers.get(GROUP_HEADER, b"").decode(errors="replace"),
+    }
+    shown = {name: values[name] for name in system if values.get(name)}
+    if shown:
+        rendered["Attributes"] = shown
+    attributes = _attributes(headers, wanted)
+    if attributes:
+        rendered["MD5OfMessageAttributes"] = digests.of_attributes(attributes)
+        rendered["MessageAttributes"] = {name: _shape(a) for name, a in attributes.items()}
+    return rendered
+
+
+def _asked(params: Params, *names: str) -> set[str]:
+    asked = {name for key in names for name in strings(params, key)}
+    return set(SYSTEM_ATTRIBUTES) if "All" in asked else asked & set(SYSTEM_ATTRIBUTES)
+
+
+def _attributes(headers: dict[str, bytes], wanted: list[str]) -> dict[str, Attribute]:
+    """The attributes sent with the message that ``wanted`` names (All,
+    ``.*``, ``prefix.*`` or names)."""
+    if not wanted or TYPES_HEADER not in headers:
+        return {}
+    try:
+        types = json.loads(headers[TYPES_HEADER])
+    except ValueError:
+        return {}
+    if not isinstance(types, dict):
+        return {}
+    return {
+        name: Attribute(str(kind), headers[name])
+        for name, kind in types.items()
+        if name in headers and _wanted(name, wanted)
+    }
+
+
+def _wanted(name: str, wanted: list[str]) -> bool:
+    for pattern in wanted:
+        if pattern in ("All", ".*") or pattern == name:
+            return True
+        if pattern.endswith(".*") and name.startswith(pattern[:-1]):
+            return True
+    return False
+
+
+def _shape(attribute: Attribute) -> dict[str, str]:
+    if attribute.is_binary:
+        return {
+            "DataType": attribute.data_type,
+            "BinaryValue": base64.b64encode(attribute.value).decode(),
+        }
+    return {
+        "DataType": attribute.data_type,
+        "StringValue": attribute.value.decode(errors="replace"),
+    }

@@ -1,0 +1,197 @@
+"""SendMessage and SendMessageBatch: each message checked as SQS checks it,
+then written to the queue topic as a queue producer writes it, and answered
+once the broker has it.
+
+The MessageId is the message's kmq-id (``<topic>/<partition>/<offset>``),
+the address the console shows it under. A delayed message (DelaySeconds,
+the message's or the queue's) is a schedule on the queue's schedules topic,
+fired onto the queue by its scheduler when due: it has no coordinates yet,
+so its MessageId is a UUID it carries in ``sqs-message-id``, and the queue
+is switched to taking delayed sends (its topic and scheduler) the first
+time one comes. MessageGroupId, where given, is
+the record's key, so one group's messages share a partition and keep
+their order. A batch's entries are checked one by one: a bad entry is
+answered in Failed with its own code and the others are still sent. One
+audit entry per request names the key and every message it wrote.
+"""
+
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from kmqadmin.console.models import Queue, SqsQueue
+from kmqadmin.console.services import audit, clients
+from kmqadmin.kmq import headers as h
+from kmqadmin.kmq.producer import QueueProducer
+from kmqadmin.scheduler.client import ScheduleClient
+
+from . import batches, digests, message_attributes
+from .caller import Caller
+from .errors import SqsError, invalid_parameter_value, missing_parameter
+from .message_attributes import Attribute
+from .params import Params, integer
+from .registered import lookup
+
+# The characters SQS takes in a body: #x9 | #xA | #xD | #x20 to #xD7FF |
+# #xE000 to #xFFFD | #x10000 to #x10FFFF.
+FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+MAX_BATCH_BYTES = 1_048_576
+FLUSH_S = 10.0
+GROUP_HEADER = "sqs-message-group-id"
+ID_HEADER = "sqs-message-id"
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    body: str
+    attributes: dict[str, Attribute]
+    group: str | None
+    delay_s: int
+    uuid: str  # its MessageId when delayed
+
+    def headers(self) -> dict[str, bytes]:
+        found = dict(message_attributes.as_headers(self.attributes))
+        if self.group is not None:
+            found[GROUP_HEADER] = self.group.encode()
+        if self.delay_s:
+            found[ID_HEADER] = self.uuid.encode()
+        return found
+
+    @property
+    def key(self) -> bytes | None:
+        return None if self.group is None else self.group.encode()
+
+    def size(self) -> int:
+        """Its bytes as a record: value, key and headers."""
+        key = len(self.key or b"")
+        headers = sum(len(k) + len(v) for k, v in self.headers().items())
+        return len(self.body.encode()) + key + headers
+
+    def answer(self, message_id: str) -> dict[str, Any]:
+        sent = {"MessageId": message_id, "MD5OfMessageBody": digests.of_body(self.body)}
+        if (attributes := digests.of_attributes(self.attributes)) is not None:
+            sent["MD5OfMessageAttributes"] = attributes
+        return sent
+
+
+def send_message(params: Params, caller: Caller) -> dict[str, Any]:
+    queue, sqs = lookup(params)
+    message = checked(params, sqs, clients.record_limit(queue.config()))
+    [message_id] = _write(queue, [message], caller)
+    return message.answer(message_id)
+
+
+def send_message_batch(params: Params, caller: Caller) -> dict[str, Any]:
+    queue, sqs = lookup(params)
+    entries = _entries(params.get("Entries"))
+    limit = clients.record_limit(queue.config())
+    failed, ready = [], []
+    for entry in entries:
+        try:
+            ready.append((entry["Id"], checked(entry, sqs, limit)))
+        except SqsError as exc:
+            failed.append(batches.failure(entry["Id"], exc))
+    ids = _write(queue, [message for _, message in ready], caller)
+    successful = [
+        {"Id": entry_id, **message.answer(message_id)}
+        for (entry_id, message), message_id in zip(ready, ids, strict=True)
+    ]
+    return {"Successful": successful, "Failed": failed}
+
+
+def checked(params: Params, sqs: SqsQueue, record_limit: int) -> Outgoing:
+    """One message as SQS would take it, or the error SQS gives. It must
+    also fit a record of the queue topic (``record_limit`` bytes of value,
+    key and headers), which may take less than SQS's 1 MiB."""
+    body = params.get("MessageBody")
+    if not isinstance(body, str) or not body:
+        raise missing_parameter("MessageBody")
+    if FORBIDDEN.search(body):
+        raise SqsError(
+            "InvalidMessageContents",
+            "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to "
+            "#xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
+        )
+    attributes = message_attributes.given(params.get("MessageAttributes"))
+    size = len(body.encode()) + sum(a.size(n) for n, a in attributes.items())
+    if size > sqs.maximum_message_size:
+        raise invalid_parameter_value(
+            "One or more parameters are invalid. Reason: Message must be shorter than "
+            f"{sqs.maximum_message_size} bytes."
+        )
+    delay = integer(params, "DelaySeconds", 0, 900)
+    if params.get("MessageDeduplicationId") is not None:
+        raise invalid_parameter_value(
+            "The request include parameter that is not valid for this queue type: "
+            "MessageDeduplicationId applies to FIFO queues, which this endpoint does not offer."
+        )
+    group = params.get("MessageGroupId")
+    if group is not None and (not isinstance(group, str) or not batches.ID.fullmatch(group)):
+        raise invalid_parameter_value("MessageGroupId must be 1 to 80 letters, digits, _ or -.")
+    delay_s = delay if delay is not None else sqs.delay_seconds
+    message = Outgoing(body, attributes, group, delay_s, str(uuid.uuid4()))
+    if (record := message.size()) > record_limit:
+        raise invalid_parameter_value(
+            f"One or more parameters are invalid. Reason: the message is {record} bytes as a "
+            f"Kafka record; the queue topic takes at most {record_limit}."
+        )
+    return message
+
+
+def _entries(raw: Any) -> list[dict[str, Any]]:
+    entries = batches.entries(raw)
+    size = sum(len(str(entry.get("MessageBody", "")).encode()) for entry in entries)
+    if size > MAX_BATCH_BYTES:
+        raise SqsError(
+            "BatchRequestTooLong",
+            f"Batch requests cannot be longer than {MAX_BATCH_BYTES} bytes. "
+            f"You have sent {size} bytes.",
+            code="AWS.SimpleQueueService.BatchRequestTooLong",
+        )
+    return entries
+
+
+def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str]:
+    """Each written and confirmed, in order; their MessageIds."""
+    if not messages:
+        return []
+    after: dict[str, Any] = {"key": caller.key_id, "messages": []}
+    with audit.action(caller.user, "sqs.SendMessage", queue.topic, after=after) as entry:
+        if any(m.delay_s for m in messages) and not queue.delayed_sends:
+            _take_delayed_sends(queue)
+            after["delayed sends"] = "switched on"
+        config = queue.config()
+        now, later = clients.producer(config), None
+        for message in messages:
+            if message.delay_s:
+                later = later or clients.schedule_client(config.scheduler_config())
+                after["messages"].append(_send_later(later, queue.topic, message))
+            else:
+                after["messages"].append(_send_now(now, queue.topic, message))
+        if later is not None:
+            later.flush(FLUSH_S)
+        entry.after = after
+    return after["messages"]
+
+
+def _send_now(producer: QueueProducer, topic: str, message: Outgoing) -> str:
+    value, headers = message.body.encode(), message.headers()
+    partition, offset = producer.send_confirmed(value, message.key, headers)
+    return h.message_id(topic, partition, offset)
+
+
+def _send_later(client: ScheduleClient, topic: str, message: Outgoing) -> str:
+    """Scheduled, to be confirmed with the others by one flush."""
+    due, value = time.time() + message.delay_s, message.body.encode()
+    client.schedule(message.uuid, due, topic, value, message.key, message.headers())
+    return message.uuid
+
+
+def _take_delayed_sends(queue: Queue) -> None:
+    """Its schedules topic made; the workers start its scheduler on their
+    next look at the registry, and it fires what is due from then on."""
+    queue.delayed_sends = True
+    queue.save(update_fields=["delayed_sends"])
+    queue.config().ensure_topics(queue.partitions)

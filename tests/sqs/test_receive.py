@@ -1,0 +1,179 @@
+"""ReceiveMessage, DeleteMessage and ChangeMessageVisibility by boto3, in
+both protocols, against the real web process, broker and a real tracker:
+a message received and not deleted comes back after its visibility
+timeout with its receive count up; deleted, it never does; a long poll
+returns as soon as a message comes and holds no thread while it waits; a
+web process killed with messages handed out loses none and doubles none."""
+
+import hashlib
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
+from kmqadmin.kmq import QueueConfig, RedeliveryTracker
+from tests.process import kill9, wait_for
+from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs
+from tests.sqs.conftest import start_web
+
+ALL = {"AttributeNames": ["All"], "MessageAttributeNames": ["All"]}
+
+
+@pytest.fixture
+def tracked(web: Web, kafka: EmbeddedBroker) -> Iterator[tuple[str, str]]:
+    """A queue made over SQS with a 2 s visibility timeout, and its tracker."""
+    name = f"recv-{uuid.uuid4().hex[:8]}"
+    boss = sqs(web, "boss")
+    url = boss.create_queue(QueueName=name, Attributes={"VisibilityTimeout": "2"})["QueueUrl"]
+    tracker = RedeliveryTracker(QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers"))
+    tracker.start()
+    try:
+        yield name, url
+    finally:
+        tracker.stop()
+
+
+def receive_all(client, url: str, count: int, **options) -> list[dict]:
+    got: list[dict] = []
+
+    def enough() -> bool:
+        answer = client.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2, **options
+        )
+        got.extend(answer.get("Messages", []))
+        return len(got) >= count
+
+    wait_for(enough, 60, f"{count} messages", every=0)
+    return got
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_received_messages_carry_what_was_sent_and_deleted_ones_never_return(
+    web: Web, tracked: tuple[str, str], protocol: str
+) -> None:
+    _, url = tracked
+    client = sqs(web, "worker", protocol)
+    attributes = {
+        "trace": {"DataType": "String", "StringValue": "t-1"},
+        "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
+    }
+    sent = {
+        client.send_message(
+            QueueUrl=url, MessageBody=f"body {i}\r\n", MessageAttributes=attributes
+        )["MessageId"]
+        for i in range(3)
+    }
+    got = receive_all(client, url, 3, **ALL)
+    assert {m["MessageId"] for m in got} == sent
+    for message in got:
+        assert message["MD5OfBody"] == hashlib.md5(message["Body"].encode()).hexdigest()
+        assert message["Body"].startswith("body ") and message["Body"].endswith("\r\n")
+        assert message["Attributes"]["ApproximateReceiveCount"] == "1"
+        assert int(message["Attributes"]["SentTimestamp"]) > 0
+        assert message["MessageAttributes"] == attributes
+    entries = [{"Id": f"e{i}", "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+    deleted = client.delete_message_batch(QueueUrl=url, Entries=entries)
+    assert len(deleted["Successful"]) == 3 and not deleted.get("Failed")
+    time.sleep(4)  # twice the visibility timeout: the span in which they would come back
+    assert "Messages" not in client.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+
+
+def test_an_undeleted_message_comes_back_after_its_visibility_timeout(
+    web: Web, tracked: tuple[str, str]
+) -> None:
+    _, url = tracked
+    client = sqs(web, "worker")
+    sent = client.send_message(QueueUrl=url, MessageBody="again")["MessageId"]
+    [first] = receive_all(client, url, 1, **ALL)
+    [second] = receive_all(client, url, 1, **ALL)  # after 2 s, from the tracker
+    assert first["MessageId"] == second["MessageId"] == sent
+    assert second["Attributes"]["ApproximateReceiveCount"] == "2"
+    # Visibility 0 gives it back at once; the stale first handle deletes nothing.
+    client.change_message_visibility(
+        QueueUrl=url, ReceiptHandle=second["ReceiptHandle"], VisibilityTimeout=0
+    )
+    client.delete_message(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"])
+    [third] = receive_all(client, url, 1, **ALL)
+    assert third["Attributes"]["ApproximateReceiveCount"] == "3"
+    client.delete_message(QueueUrl=url, ReceiptHandle=third["ReceiptHandle"])
+
+
+def test_a_forged_or_foreign_receipt_handle_is_refused(web: Web, tracked: tuple[str, str]) -> None:
+    _, url = tracked
+    client = sqs(web, "worker")
+    refused = error_of(lambda: client.delete_message(QueueUrl=url, ReceiptHandle="not-a-handle"))
+    assert refused == ("ReceiptHandleIsInvalid", 400)
+    viewer = sqs(web, "watcher")
+    assert error_of(lambda: viewer.receive_message(QueueUrl=url)) == ("AccessDenied", 403)
+    too_many = error_of(lambda: client.receive_message(QueueUrl=url, MaxNumberOfMessages=11))
+    assert too_many == ("InvalidParameterValue", 400)
+
+
+def web_threads(web: Web) -> int:
+    with open(f"/proc/{web.pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+def test_long_polls_hold_no_thread_and_return_when_a_message_comes(
+    web: Web, tracked: tuple[str, str]
+) -> None:
+    _, url = tracked
+    client = sqs(web, "worker")
+    client.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # the receiver started
+    before = web_threads(web)
+    answers: list[dict] = []
+
+    def wait() -> None:
+        answers.append(sqs(web, "worker").receive_message(QueueUrl=url, WaitTimeSeconds=8))
+
+    waiting = [threading.Thread(target=wait) for _ in range(100)]
+    for thread in waiting:
+        thread.start()
+    wait_for(lambda: web_threads(web) >= before, 5, "the web process")
+    time.sleep(2)  # the hundred requests are in and waiting
+    assert web_threads(web) <= before + 8, (before, web_threads(web))
+    client.send_message(QueueUrl=url, MessageBody="wake one")
+    wait_for(lambda: any("Messages" in a for a in answers), 15, "a waiter to get the message")
+    assert [m["Body"] for a in answers for m in a.get("Messages", [])] == ["wake one"]
+    for thread in waiting:
+        thread.join(30)
+
+
+def test_a_web_process_killed_with_messages_handed_out_loses_and_doubles_none(
+    web: Web, tracked: tuple[str, str]
+) -> None:
+    _, url = tracked
+    n = 20
+    client = sqs(web, "worker")
+    for i in range(0, n, 10):
+        entries = [{"Id": f"m{j}", "MessageBody": f"m{j}"} for j in range(i, i + 10)]
+        client.send_message_batch(QueueUrl=url, Entries=entries)
+    doomed, port = start_web(web.settings)
+    try:
+        other = sqs(web, "worker", port=port)
+        handed = receive_all(other, url, 5)
+    finally:
+        kill9(doomed)
+    received = Counter()
+    counts = {}
+
+    def drained() -> bool:
+        answer = client.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2, **ALL
+        )
+        for message in answer.get("Messages", []):
+            received[message["Body"]] += 1
+            counts[message["Body"]] = message["Attributes"]["ApproximateReceiveCount"]
+            client.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+        return len(received) == n
+
+    wait_for(drained, 90, "every message after the kill", every=0)
+    time.sleep(4)  # twice the visibility timeout: any double would have come by now
+    drained()
+    assert set(received) == {f"m{i}" for i in range(n)}
+    assert max(received.values()) == 1, received  # each once after the kill
+    assert {counts[m["Body"]] for m in handed} == {"2"}

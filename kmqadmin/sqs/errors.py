@@ -11,6 +11,7 @@ renders as both.
 """
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
@@ -28,6 +29,9 @@ XML_CONTENT_TYPE = "text/xml"
 # How AWS escapes text in XML (moto and the SDKs' own tests agree): a
 # carriage return kept raw would come back as a line feed from any XML parser.
 XML_ENTITIES = {"\r": "&#xD;", '"': "&quot;"}
+# The characters SQS takes in a message (XML's): #x9 | #xA | #xD | #x20 to
+# #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
+FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +94,9 @@ class SqsError(Exception):
 
 
 def xml_text(text: str) -> str:
-    return escape(text, XML_ENTITIES)
+    """Escaped as AWS escapes; a character XML cannot carry at all (one a
+    client echoed into an error message, say) shows as U+FFFD."""
+    return escape(FORBIDDEN.sub("\ufffd", text), XML_ENTITIES)
 
 
 def _json(text: str) -> str:

@@ -17,8 +17,10 @@ def parse(request: SignedRequest) -> tuple[str, dict[str, Any]]:
         raise SqsError("InvalidAction", f"X-Amz-Target {target[:100]!r} names no SQS action.")
     try:
         params = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SqsError("SerializationException", f"the body is no JSON: {exc}") from exc
+        # JSON may escape a lone surrogate (\ud800), which no UTF-8 can hold.
+        json.dumps(params, ensure_ascii=False).encode()
+    except (ValueError, UnicodeError, RecursionError) as exc:
+        raise SqsError("SerializationException", f"the body is no JSON SQS takes: {exc}") from exc
     if not isinstance(params, dict):
         raise SqsError("SerializationException", "the body must be a JSON object.")
     return target.removeprefix(JSON_TARGET), params

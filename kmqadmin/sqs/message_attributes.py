@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .errors import SqsError, invalid_parameter_value
+from .errors import FORBIDDEN, SqsError, invalid_parameter_value
 
 TYPES_HEADER = "sqs-attribute-types"
 MAX_ATTRIBUTES = 10
 MAX_NAME = 256
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
 DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,256})?")
-RESERVED_PREFIXES = ("aws.", "amazon.")
+# SQS's own, and the headers kmqadmin's queues live by (kmq-redelivery-count,
+# kmq-id, sqs-message-id...): an attribute may not pose as one.
+RESERVED_PREFIXES = ("aws.", "amazon.", "kmq-", "sqs-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +75,12 @@ def _name(name: object) -> str:
         or name.startswith(".")
         or name.endswith(".")
         or ".." in name
-        or name == TYPES_HEADER
     ):
         raise SqsError(
             "InvalidAttributeName",
             f"Message attribute name '{str(name)[:100]}' is invalid: names are letters, digits, "
-            "_ - and . (not first, last or doubled), at most 256, not starting AWS. or Amazon.",
+            "_ - and . (not first, last or doubled), at most 256, not starting AWS., Amazon., "
+            "kmq- or sqs-.",
         )
     return name
 
@@ -94,6 +96,8 @@ def _attribute(name: str, raw: object) -> Attribute:
     text = raw.get("StringValue")
     if not isinstance(text, str) or not text:
         raise _bad(name, "must have a StringValue")
+    if FORBIDDEN.search(text):
+        raise _bad(name, "has characters SQS does not carry")
     if data_type.startswith("Number"):
         _number(name, text)
     return Attribute(data_type, text.encode())

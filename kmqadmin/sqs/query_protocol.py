@@ -10,6 +10,7 @@ action reads one shape; ``answer`` flattens a result the same way, with the
 element names of SQS's query model.
 """
 
+import re
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -61,6 +62,9 @@ NO_RESULT = {
     "SetQueueAttributes", "TagQueue", "UntagQueue", "AddPermission", "RemovePermission",
 }  # fmt: skip
 FORM = "application/x-www-form-urlencoded"
+INTEGER = re.compile(r"-?[0-9]{1,10}")
+INDEX = re.compile(r"[0-9]{1,4}")
+MAX_DEPTH = 8  # SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue is 6
 
 
 def is_query(request: SignedRequest) -> bool:
@@ -95,6 +99,8 @@ def fold(flat: dict[str, str]) -> dict[str, Any]:
     for key, value in flat.items():
         node = tree
         *parents, last = key.split(".")
+        if len(parents) >= MAX_DEPTH:
+            raise SqsError("MalformedQueryString", f"parameter {key[:100]!r} is nested too deep")
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
@@ -117,11 +123,11 @@ def _shape(tree: dict[str, Any]) -> dict[str, Any]:
             json_name, key_name, value_name = MAPS[name]
             entries = shaped.setdefault(json_name, {})
             for entry in _numbered(name, value):
-                if not isinstance(entry, dict) or key_name not in entry:
+                if not isinstance(entry, dict) or not isinstance(entry.get(key_name), str):
                     raise SqsError("MalformedQueryString", f"each {name}.N needs a {key_name}")
                 found = entry.get(value_name, "")
                 entries[entry[key_name]] = _shape(found) if isinstance(found, dict) else found
-        elif name in INTEGERS and isinstance(value, str) and value.lstrip("-").isdigit():
+        elif name in INTEGERS and isinstance(value, str) and INTEGER.fullmatch(value):
             shaped[name] = int(value)
         else:
             shaped[name] = _shape(value) if isinstance(value, dict) else value
@@ -129,7 +135,7 @@ def _shape(tree: dict[str, Any]) -> dict[str, Any]:
 
 
 def _numbered(name: str, members: dict[str, Any]) -> list[Any]:
-    if not all(index.isdigit() for index in members):
+    if not all(INDEX.fullmatch(index) for index in members):
         raise SqsError("MalformedQueryString", f"{name}.N: N must be a number")
     return [members[index] for index in sorted(members, key=int)]
 

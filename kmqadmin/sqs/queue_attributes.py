@@ -10,6 +10,7 @@ shows (queue_stats): offsets and the in-flight view, no topic read.
 """
 
 import json
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -41,6 +42,7 @@ COUNTS = {
 }
 READABLE = {*SETTABLE, *COUNTS, "QueueArn", "CreatedTimestamp", "LastModifiedTimestamp"}
 MAX_VISIBILITY_S = 43_200
+WHOLE = re.compile(r"[0-9]{1,10}")  # not isdigit(): it takes "²", which int() refuses
 MAX_RECEIVE_COUNT = 1000
 # The model's fields each attribute sets, to name it in a refusal.
 FIELDS = {"message_timeout_ms": "VisibilityTimeout", "max_redeliveries": "RedrivePolicy"}
@@ -147,9 +149,7 @@ def _redrive(queue: Queue, value: str) -> None:
         raise _invalid(
             "RedrivePolicy", value, "a JSON object with deadLetterTargetArn and maxReceiveCount"
         )
-    count = policy.get("maxReceiveCount")
-    if isinstance(count, str) and count.isdigit():
-        count = int(count)
+    count = policy.get("maxReceiveCount")  # a number, or a string of one (_policy)
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_RECEIVE_COUNT:
         raise _invalid("RedrivePolicy", value, f"maxReceiveCount must be 1 to {MAX_RECEIVE_COUNT}")
     target = queue_names.from_arn(policy.get("deadLetterTargetArn"), "RedrivePolicy")
@@ -162,17 +162,18 @@ def _redrive(queue: Queue, value: str) -> None:
 def _policy(value: str) -> dict | None:
     try:
         policy = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(policy, dict):
         return None
-    if isinstance(policy.get("maxReceiveCount"), str) and policy["maxReceiveCount"].isdigit():
-        policy["maxReceiveCount"] = int(policy["maxReceiveCount"])
+    count = policy.get("maxReceiveCount")
+    if isinstance(count, str) and WHOLE.fullmatch(count):
+        policy["maxReceiveCount"] = int(count)
     return policy
 
 
 def _number(name: str, value: str, low: int, high: int) -> int:
-    if not value.isdigit() or not low <= int(value) <= high:
+    if not WHOLE.fullmatch(value) or not low <= int(value) <= high:
         raise _invalid(name, value, f"must be a whole number from {low} to {high}")
     return int(value)
 

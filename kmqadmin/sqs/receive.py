@@ -16,19 +16,20 @@ import json
 import logging
 from typing import Any
 
-from kmqadmin.console.models import Queue
+from kmqadmin.console.models import Queue, SqsQueue
 from kmqadmin.console.services import audit, clients
+from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq.message import Message
 
 from . import digests
 from .caller import Caller
-from .errors import unsupported_operation
+from .errors import FORBIDDEN, unsupported_operation
 from .message_attributes import TYPES_HEADER, Attribute
 from .params import Params, integer, strings
 from .receipts import Receipt
 from .receivers import receiver
 from .registered import lookup
-from .send import FORBIDDEN, GROUP_HEADER, ID_HEADER
+from .send import GROUP_HEADER, ID_HEADER
 from .threads import in_thread
 
 log = logging.getLogger(__name__)
@@ -37,22 +38,34 @@ SYSTEM_ATTRIBUTES = ("SentTimestamp", "ApproximateReceiveCount", "MessageGroupId
 
 
 async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
-    queue, sqs = await in_thread(lookup, params)
-    if queue.backend != "kmq":
-        raise unsupported_operation("ReceiveMessage on a share-group queue")
+    queue, sqs, config = await in_thread(_kmq_queue, params)
     wants = integer(params, "MaxNumberOfMessages", 1, 10) or 1
     wait_s = integer(params, "WaitTimeSeconds", 0, 20)
     visibility_s = integer(params, "VisibilityTimeout", 0, 43_200)
     system = _asked(params, "AttributeNames", "MessageSystemAttributeNames")
     wanted_attributes = strings(params, "MessageAttributeNames")
-    config = queue.config()
-    got = await receiver(config).receive(
-        wants, sqs.receive_message_wait_time_seconds if wait_s is None else wait_s
-    )
+    if wait_s is None:
+        wait_s = sqs.receive_message_wait_time_seconds
+    got = await receiver(config).receive(wants, wait_s)
     if not got:
         return {}
-    messages = await in_thread(_handed_out, queue, got, visibility_s, caller)
-    return {"Messages": [_rendered(queue.topic, m, system, wanted_attributes) for m in messages]}
+    try:
+        messages = await in_thread(_handed_out, queue, got, visibility_s, caller)
+        return {
+            "Messages": [_rendered(queue.topic, m, system, wanted_attributes) for m in messages]
+        }
+    except BaseException:  # the client hung up, or Kafka or the audit log failed: not given
+        receiver(config).release(got)
+        raise
+
+
+def _kmq_queue(params: Params) -> tuple[Queue, SqsQueue, QueueConfig]:
+    """The queue with its config: a cluster's config reads secrets and may
+    check access over the network, so not on the event loop."""
+    queue, sqs = lookup(params)
+    if queue.backend != "kmq":
+        raise unsupported_operation("ReceiveMessage on a share-group queue")
+    return queue, sqs, queue.config()
 
 
 def _handed_out(
@@ -104,7 +117,9 @@ def _rendered(topic: str, message: Message, system: set[str], wanted: list[str])
     headers = {name: value or b"" for name, value in message.headers}
     body = (message.value or b"").decode()
     rendered: dict[str, Any] = {
-        "MessageId": headers[ID_HEADER].decode() if ID_HEADER in headers else message.id,
+        "MessageId": headers[ID_HEADER].decode(errors="replace")
+        if ID_HEADER in headers
+        else message.id,
         "ReceiptHandle": Receipt(
             topic, message.partition, message.offset, message.delivery_count
         ).handle(),
@@ -138,7 +153,7 @@ def _attributes(headers: dict[str, bytes], wanted: list[str]) -> dict[str, Attri
         return {}
     try:
         types = json.loads(headers[TYPES_HEADER])
-    except ValueError:
+    except (ValueError, RecursionError):  # another producer's header of that name
         return {}
     if not isinstance(types, dict):
         return {}

@@ -6,15 +6,19 @@ cost a hundred futures.
 The client is a member of the queue's worker group like any worker, so the
 web process consumes only the partitions the group gives it. It polls only
 while requests wait, and closes after IDLE_S without any, giving its
-partitions back to the group's other members. Messages polled for a
-request that is gone meanwhile (it timed out, or its client hung up) are
-released at once: redelivered, counting as a delivery, as SQS does with
-a message received but never seen.
+partitions back to the group's other members (a member that does not poll
+holds up a rebalance of its group, at most that long). Each poll is
+settled (starts on the broker, offsets committed) before its messages are
+handed out. One polled for a request that timed out meanwhile waits up to
+READY_S for the next request; then, or if its request's client hung up, it
+is released: redelivered, counting as a delivery, as SQS counts a message
+received but never seen.
 """
 
 import asyncio
 import logging
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -23,9 +27,13 @@ from kmqadmin.kmq.message import Message
 
 log = logging.getLogger(__name__)
 
-IDLE_S = 30.0  # without a waiting request, the client is closed after this
+# Without a waiting request the client is closed after this: it polls only for
+# requests, and a member that does not poll holds up its group's rebalances.
+IDLE_S = 5.0
 POLL_S = 0.2  # one poll's wait: how soon a new request is noticed by a busy poller
 MAX_POLL = 500
+SETTLE_S = 35.0  # past a QueueClient.flush's own 30 s
+READY_S = 1.0  # a message polled for a request that left waits this long for another
 
 
 @dataclass(eq=False)
@@ -46,12 +54,13 @@ class Receiver:
         self._waiters: deque[Waiter] = deque()
         self._changed = threading.Condition()
         self._returned: list[Message] = []  # to release, by the receiver's thread
-        self._client: QueueClient | None = None
+        # Polled and settled, for the next waiters (the receiver's thread's alone).
+        self._ready: list[tuple[float, Message]] = []
         self._thread: threading.Thread | None = None
 
     async def receive(self, wants: int, wait_s: float) -> list[Message]:
         """Up to ``wants`` messages, as soon as any have come, or none after
-        ``wait_s``. Messages it was given after it was cancelled go back."""
+        ``wait_s``. Messages given to it after it was cancelled go back."""
         waiter = Waiter(wants, asyncio.get_running_loop())
         with self._changed:
             self._waiters.append(waiter)
@@ -60,32 +69,32 @@ class Receiver:
         try:
             return await asyncio.wait_for(asyncio.shield(waiter.future), max(wait_s, POLL_S * 2))
         except TimeoutError:
-            return self._withdraw(waiter)
+            if self._withdrawn(waiter):
+                return []
+            # Messages were assigned to it as its time ran out: they are being
+            # settled (a broker round trip) and are its own.
+            return await asyncio.wait_for(waiter.future, SETTLE_S)
         except asyncio.CancelledError:
-            self._withdraw(waiter, give_back=True)
+            if not self._withdrawn(waiter):
+                waiter.future.cancel()  # what it was assigned goes back (_resolve)
+                if not waiter.future.cancelled():
+                    self.release(waiter.future.result())
             raise
 
-    def _withdraw(self, waiter: Waiter, give_back: bool = False) -> list[Message]:
-        """Out of the queue of waiters. What it was given meanwhile is
-        returned, or, with ``give_back``, released; what is still on its
-        way to it is released when it comes (_resolve)."""
+    def _withdrawn(self, waiter: Waiter) -> bool:
+        """Taken out of the queue of waiters: True if no messages were
+        assigned to it yet, so none ever will be."""
         with self._changed:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
-                return []
-        if not waiter.future.done():
-            waiter.future.cancel()
-            return []
-        given = waiter.future.result()
-        if give_back:
-            self.release(given)
-            return []
-        return given
+                return True
+        return False
 
     def release(self, messages: list[Message]) -> None:
         """Redelivered now: done by the receiver's thread, which owns the client."""
         with self._changed:
             self._returned.extend(messages)
+            self._start()
             self._changed.notify()
 
     def _start(self) -> None:
@@ -96,54 +105,72 @@ class Receiver:
             self._thread.start()
 
     def _run(self) -> None:
+        """The client is this thread's alone: a thread started while this
+        one closes up makes its own."""
+        client: QueueClient | None = None
         try:
             while self._wait_for_waiters():
-                self._serve()
+                client = client or QueueClient(self.config)
+                self._serve(client)
         except Exception:
-            log.exception(
-                "the SQS receiver of %s failed; its next request starts another", self.config.topic
-            )
+            topic = self.config.topic
+            log.exception("the SQS receiver of %s failed; a next request starts another", topic)
         finally:
-            self._close()
+            if client is not None:
+                _close(client)
 
     def _wait_for_waiters(self) -> bool:
-        """False once idle for IDLE_S: the thread ends (a request starts another)."""
+        """False once idle for IDLE_S: the thread ends (a request starts
+        another). With messages ready and no one to take them, it comes back
+        within READY_S to give them back."""
         with self._changed:
             busy = lambda: self._waiters or self._returned  # noqa: E731
-            if not busy() and not self._changed.wait_for(busy, IDLE_S):
-                self._thread = None
-                return False
-            return True
+            if busy() or self._changed.wait_for(busy, READY_S if self._ready else IDLE_S):
+                return True
+            if self._ready:
+                return True
+            self._thread = None
+            return False
 
-    def _serve(self) -> None:
-        client = self._client = self._client or QueueClient(self.config)
+    def _serve(self, client: QueueClient) -> None:
         with self._changed:
             returned, self._returned = self._returned, []
-            wanted = min(sum(w.wants for w in self._waiters), MAX_POLL)
+            wanted = sum(w.wants for w in self._waiters) - len(self._ready)
         if returned:
             client.release_all(returned)
-        messages = client.poll(wanted, POLL_S) if wanted else []
-        while messages:
+        if wanted > 0:
+            polled = client.poll(min(wanted, MAX_POLL), POLL_S)
+            if polled:
+                # Their starts on the broker and offsets committed before any is
+                # handed out: a marker its request writes next (an extend, a
+                # release) lands after its start, and a kill -9 from here on
+                # leaves them to the tracker, never to be read again.
+                client.flush()
+                self._ready.extend((time.monotonic(), m) for m in polled)
+        self._hand_out(client)
+
+    def _hand_out(self, client: QueueClient) -> None:
+        """The ready messages to the waiters, oldest first. One no waiter
+        takes within READY_S goes back: its visibility timeout is running."""
+        while self._ready:
             with self._changed:
                 if not self._waiters:
                     break
                 waiter = self._waiters.popleft()
-            given, messages = messages[: waiter.wants], messages[waiter.wants :]
+            given = [m for _, m in self._ready[: waiter.wants]]
+            del self._ready[: waiter.wants]
             waiter.loop.call_soon_threadsafe(_resolve, waiter.future, given, self)
-        if messages:
-            client.release_all(messages)  # their requests left while they were polled
-        if not self._waiters:
-            # Settled before the thread waits: a kill -9 from here on leaves
-            # what was handed out to the tracker alone, not to be read again.
-            client.flush()
+        stale = time.monotonic() - READY_S
+        if self._ready and self._ready[0][0] < stale:
+            client.release_all([m for at, m in self._ready if at < stale])
+            self._ready = [(at, m) for at, m in self._ready if at >= stale]
 
-    def _close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:
-                log.exception("closing the SQS receiver of %s", self.config.topic)
+
+def _close(client: QueueClient) -> None:
+    try:
+        client.close()
+    except Exception:
+        log.exception("closing an SQS receiver's client")
 
 
 def _resolve(future: asyncio.Future, given: list[Message], receiver: Receiver) -> None:

@@ -15,28 +15,33 @@ answered in Failed with its own code and the others are still sent. One
 audit entry per request names the key and every message it wrote.
 """
 
-import re
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka import KafkaException
+
 from kmqadmin.console.models import Queue, SqsQueue
 from kmqadmin.console.services import audit, clients
+from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.producer import QueueProducer
 from kmqadmin.scheduler.client import ScheduleClient
 
 from . import batches, digests, message_attributes
 from .caller import Caller
-from .errors import SqsError, invalid_parameter_value, missing_parameter
+from .errors import (
+    FORBIDDEN,
+    SqsError,
+    invalid_parameter_value,
+    missing_parameter,
+    service_unavailable,
+)
 from .message_attributes import Attribute
 from .params import Params, integer
 from .registered import lookup
 
-# The characters SQS takes in a body: #x9 | #xA | #xD | #x20 to #xD7FF |
-# #xE000 to #xFFFD | #x10000 to #x10FFFF.
-FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MAX_BATCH_BYTES = 1_048_576
 FLUSH_S = 10.0
 GROUP_HEADER = "sqs-message-group-id"
@@ -79,8 +84,10 @@ class Outgoing:
 def send_message(params: Params, caller: Caller) -> dict[str, Any]:
     queue, sqs = lookup(params)
     message = checked(params, sqs, clients.record_limit(queue.config()))
-    [message_id] = _write(queue, [message], caller)
-    return message.answer(message_id)
+    [written] = _write(queue, [message], caller)
+    if isinstance(written, SqsError):
+        raise written
+    return message.answer(written)
 
 
 def send_message_batch(params: Params, caller: Caller) -> dict[str, Any]:
@@ -93,11 +100,13 @@ def send_message_batch(params: Params, caller: Caller) -> dict[str, Any]:
             ready.append((entry["Id"], checked(entry, sqs, limit)))
         except SqsError as exc:
             failed.append(batches.failure(entry["Id"], exc))
-    ids = _write(queue, [message for _, message in ready], caller)
-    successful = [
-        {"Id": entry_id, **message.answer(message_id)}
-        for (entry_id, message), message_id in zip(ready, ids, strict=True)
-    ]
+    successful = []
+    written = _write(queue, [message for _, message in ready], caller)
+    for (entry_id, message), result in zip(ready, written, strict=True):
+        if isinstance(result, SqsError):  # Kafka's fault: the others still answered
+            failed.append(batches.failure(entry_id, result))
+        else:
+            successful.append({"Id": entry_id, **message.answer(result)})
     return {"Successful": successful, "Failed": failed}
 
 
@@ -153,27 +162,45 @@ def _entries(raw: Any) -> list[dict[str, Any]]:
     return entries
 
 
-def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str]:
-    """Each written and confirmed, in order; their MessageIds."""
+def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str | SqsError]:
+    """Each written and confirmed, in order: its MessageId, or the error
+    Kafka gave it (503: written or not, the client should look before it
+    sends again), so one failure does not hide what the others did."""
     if not messages:
         return []
-    after: dict[str, Any] = {"key": caller.key_id, "messages": []}
+    after: dict[str, Any] = {"key": caller.key_id}
     with audit.action(caller.user, "sqs.SendMessage", queue.topic, after=after) as entry:
         if any(m.delay_s for m in messages) and not queue.delayed_sends:
             _take_delayed_sends(queue)
             after["delayed sends"] = "switched on"
         config = queue.config()
         now, later = clients.producer(config), None
+        results: list[str | SqsError] = []
         for message in messages:
-            if message.delay_s:
-                later = later or clients.schedule_client(config.scheduler_config())
-                after["messages"].append(_send_later(later, queue.topic, message))
-            else:
-                after["messages"].append(_send_now(now, queue.topic, message))
+            try:
+                if message.delay_s:
+                    later = later or clients.schedule_client(config.scheduler_config())
+                    results.append(_send_later(later, queue.topic, message))
+                else:
+                    results.append(_send_now(now, queue.topic, message))
+            except (KafkaException, OutcomeUnknown) as exc:
+                results.append(_unconfirmed(exc))
         if later is not None:
-            later.flush(FLUSH_S)
-        entry.after = after
-    return after["messages"]
+            try:
+                later.flush(FLUSH_S)
+            except KafkaException as exc:
+                pairs = zip(messages, results, strict=True)
+                results = [_unconfirmed(exc) if m.delay_s else r for m, r in pairs]
+        shown = [r if isinstance(r, str) else f"unconfirmed: {r.message}" for r in results]
+        entry.after = {**after, "messages": shown}
+    return results
+
+
+def _unconfirmed(error: Exception) -> SqsError:
+    return service_unavailable(
+        f"Kafka did not confirm the message ({error}): it may be on the queue or not; look "
+        "in the console before sending it again."
+    )
 
 
 def _send_now(producer: QueueProducer, topic: str, message: Outgoing) -> str:

@@ -39,10 +39,12 @@ def sqs(
     path: str = "/sqs",
     secret: str | None = None,
     port: int | None = None,
+    connections: int = 10,
 ) -> Any:
     """A boto3 SQS client of ``user``'s key; ``protocol`` "query" loads
     SQS's last query-protocol model first (tests/sqs/query_model). ``port``:
-    another web process's."""
+    another web process's; ``connections``: how many requests it may have
+    open at once (boto3 clients are thread-safe)."""
     session = botocore.session.get_session()
     if protocol == "query":
         session.get_component("data_loader").search_paths.insert(0, str(QUERY_MODEL))
@@ -53,7 +55,7 @@ def sqs(
         region_name="eu-west-3",
         aws_access_key_id=key["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=secret or key["AWS_SECRET_ACCESS_KEY"],
-        config=Config(retries={"max_attempts": 1}),
+        config=Config(retries={"max_attempts": 1}, max_pool_connections=connections),
     )
 
 

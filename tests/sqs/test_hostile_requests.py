@@ -109,6 +109,11 @@ def test_json_bodies_of_any_shape_get_an_answer_never_a_500(
     assert_refused_or_answered(signed(web, json.dumps(params).encode(), headers))
 
 
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+JSON_LIST = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"}
+JSON_CREATE = {**JSON_LIST, "X-Amz-Target": "AmazonSQS.CreateQueue"}
+
+
 @pytest.mark.parametrize(
     ("body", "headers"),
     [
@@ -126,6 +131,16 @@ def test_json_bodies_of_any_shape_get_an_answer_never_a_500(
             b"Action=CreateQueue&QueueName=q&Attribute.x.Name=A",
             {"Content-Type": "application/x-www-form-urlencoded"},
         ),
+        (
+            b"Action=CreateQueue&QueueName=q&Attribute.1.Name.x=A",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        (b"Action=ReceiveMessage&QueueUrl=orders-a&MaxNumberOfMessages=--1", FORM),
+        (b"Action=GetQueueAttributes&QueueUrl=orders-a&AttributeName.%C2%B2=All", FORM),
+        (b"Action=ListQueues&" + b"a." * 2000 + b"b=1", FORM),
+        (b'{"QueueUrl": "\\ud800"}', JSON_LIST),
+        (b"[" * 100_000, JSON_LIST),
+        (b'{"QueueName": "q", "Attributes": {"DelaySeconds": "\xc2\xb2"}}', JSON_CREATE),
     ],
 )
 def test_garbage_is_a_400_with_a_reason(web: Web, body: bytes, headers: dict[str, str]) -> None:

@@ -113,6 +113,17 @@ def test_a_forged_or_foreign_receipt_handle_is_refused(web: Web, tracked: tuple[
     assert too_many == ("InvalidParameterValue", 400)
 
 
+def connections(port: int) -> int:
+    """Established TCP connections to ``port`` (the web process's side)."""
+    found = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                local, state = line.split()[1], line.split()[3]
+                found += state == "01" and int(local.rsplit(":", 1)[1], 16) == port
+    return found
+
+
 def web_threads(web: Web) -> int:
     with open(f"/proc/{web.pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
@@ -126,15 +137,15 @@ def test_long_polls_hold_no_thread_and_return_when_a_message_comes(
     client.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # the receiver started
     before = web_threads(web)
     answers: list[dict] = []
+    shared = sqs(web, "worker", connections=100)
 
     def wait() -> None:
-        answers.append(sqs(web, "worker").receive_message(QueueUrl=url, WaitTimeSeconds=8))
+        answers.append(shared.receive_message(QueueUrl=url, WaitTimeSeconds=8))
 
     waiting = [threading.Thread(target=wait) for _ in range(100)]
     for thread in waiting:
         thread.start()
-    wait_for(lambda: web_threads(web) >= before, 5, "the web process")
-    time.sleep(2)  # the hundred requests are in and waiting
+    wait_for(lambda: connections(web.port) >= 100, 15, "the hundred requests to be in")
     assert web_threads(web) <= before + 8, (before, web_threads(web))
     client.send_message(QueueUrl=url, MessageBody="wake one")
     wait_for(lambda: any("Messages" in a for a in answers), 15, "a waiter to get the message")
@@ -177,3 +188,18 @@ def test_a_web_process_killed_with_messages_handed_out_loses_and_doubles_none(
     assert set(received) == {f"m{i}" for i in range(n)}
     assert max(received.values()) == 1, received  # each once after the kill
     assert {counts[m["Body"]] for m in handed} == {"2"}
+
+
+def test_a_receives_own_visibility_timeout_holds_the_message_past_the_queues(
+    web: Web, tracked: tuple[str, str]
+) -> None:
+    _, url = tracked  # the queue's visibility timeout: 2 s
+    client = sqs(web, "worker")
+    client.send_message(QueueUrl=url, MessageBody="longer")
+    [first] = receive_all(client, url, 1, VisibilityTimeout=8)
+    # Past the queue's 2 s, twice over: still invisible, the receive's 8 s hold.
+    assert "Messages" not in client.receive_message(QueueUrl=url, WaitTimeSeconds=4)
+    [again] = receive_all(client, url, 1, **ALL)
+    assert again["MessageId"] == first["MessageId"]
+    assert again["Attributes"]["ApproximateReceiveCount"] == "2"
+    client.delete_message(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"])

@@ -93,6 +93,16 @@ def test_a_batch_answers_each_entry_and_sends_only_the_good_ones(
         {"Id": "bad-chars", "MessageBody": "nul \x00 inside"},
         {"Id": "too-big", "MessageBody": "x" * 1025},
         {"Id": "bad-attr", "MessageBody": "m", "MessageAttributes": {"AWS.x": ATTRIBUTES["trace"]}},
+        {  # posing as the header a redelivery counts by
+            "Id": "kmq-attr",
+            "MessageBody": "m",
+            "MessageAttributes": {"kmq-redelivery-count": ATTRIBUTES["trace"]},
+        },
+        {
+            "Id": "ctl-attr",
+            "MessageBody": "m",
+            "MessageAttributes": {"t": {"DataType": "String", "StringValue": "a\x01"}},
+        },
     ]
     answer = sqs(web, "worker", protocol).send_message_batch(QueueUrl=url, Entries=entries)
     assert sorted(e["Id"] for e in answer["Successful"]) == ["ok-0", "ok-1", "ok-2"]
@@ -101,6 +111,8 @@ def test_a_batch_answers_each_entry_and_sends_only_the_good_ones(
         "bad-chars": ("InvalidMessageContents", True),
         "too-big": ("InvalidParameterValue", True),
         "bad-attr": ("InvalidAttributeName", True),
+        "kmq-attr": ("InvalidAttributeName", True),
+        "ctl-attr": ("InvalidParameterValue", True),
     }
     sent = records(kafka, name, 3)
     assert sorted(r.value() for r in sent) == [b"m0", b"m1", b"m2"]

@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('console', '0019_sqs_queue'),
+        ("console", "0019_sqs_queue"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='queue',
-            name='delayed_sends',
-            field=models.BooleanField(default=False, help_text="Messages may be sent for later (the SQS endpoint's DelaySeconds): the queue gets a schedules topic and a scheduler, as a backoff does."),
+            model_name="queue",
+            name="delayed_sends",
+            field=models.BooleanField(
+                default=False,
+                help_text="Messages may be sent for later (the SQS endpoint's DelaySeconds): the queue gets a schedules topic and a scheduler, as a backoff does.",
+            ),
         ),
     ]

@@ -72,7 +72,6 @@ services:
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes \
 		--bind 127.0.0.1 --port 6379 --save "" --appendonly no
 
-# The browser tests drive Debian's chromium (Playwright cannot download one here).
 # The SQS endpoint's clients in other languages (tests/sqs): the AWS SDK for
 # JavaScript v3, from npm.
 SQS_NODE := tests/sqs/node
@@ -82,6 +81,7 @@ $(SQS_NODE)/node_modules/.installed: $(SQS_NODE)/package.json $(SQS_NODE)/packag
 	npm ci --prefix $(SQS_NODE) --no-audit --no-fund
 	touch $@
 
+# The browser tests drive Debian's chromium (Playwright cannot download one here).
 browser:
 	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }

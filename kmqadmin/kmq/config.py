@@ -49,9 +49,10 @@ class QueueConfig:
     names derived from ``topic`` and ``group_id``. With a ``backoff``, copies
     are delayed through a scheduler on ``schedules_topic``, and with
     ``delayed_sends`` messages sent for later (the SQS endpoint's
-    DelaySeconds); run one with ``scheduler_config()``. ``backend`` picks who tracks deliveries: our
-    markers and tracker ("kmq") or the broker's share group ("share"; no
-    markers topic, no tracker; clients publish counts on ``counts_topic``).
+    DelaySeconds); run one with ``scheduler_config()``. ``backend`` picks
+    who tracks deliveries: our markers and tracker ("kmq") or the broker's
+    share group ("share"; no markers topic, no tracker; clients publish
+    counts on ``counts_topic``).
     ``share_acquire_mode`` picks a share queue's consumer (SHARE_ACQUIRE_MODES),
     ``marker_format`` a kmq queue's markers (MARKER_FORMATS).
     """

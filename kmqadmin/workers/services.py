@@ -20,11 +20,10 @@ def wanted_services(slot: str) -> dict[str, Callable[[], Service]]:
     """A tracker per registered kmq queue (a share queue's broker is its
     tracker), a scheduler per schedules topic (a queue's own, when it has a
     backoff or takes delayed sends, whatever its backend, and each
-    registered one). Keys hold
-    the whole configuration (secrets masked), so an edited queue gets a
-    fresh tracker. A queue whose cluster cannot be used as configured is
-    left out, and the others still run. ``slot`` names this worker among
-    the owners (kafka/ownership/owned.py)."""
+    registered one). Keys hold the whole configuration (secrets masked), so
+    an edited queue gets a fresh tracker. A queue whose cluster cannot be
+    used as configured is left out, and the others still run. ``slot``
+    names this worker among the owners (kafka/ownership/owned.py)."""
     services: dict[str, Callable[[], Service]] = {}
     for queue in Queue.objects.select_related("cluster"):
         if (config := _configured(queue)) is None:

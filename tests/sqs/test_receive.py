@@ -13,9 +13,12 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
+from confluent_kafka import Producer
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig, RedeliveryTracker
+from kmqadmin.kmq import headers as h
+from tests.kafka_helpers import read_all
 from tests.process import kill9, wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs
 from tests.sqs.conftest import start_web
@@ -203,3 +206,28 @@ def test_a_receives_own_visibility_timeout_holds_the_message_past_the_queues(
     assert again["MessageId"] == first["MessageId"]
     assert again["Attributes"]["ApproximateReceiveCount"] == "2"
     client.delete_message(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"])
+
+
+def test_records_of_other_producers_are_received_or_moved_aside_never_garbled(
+    web: Web, kafka: EmbeddedBroker, tracked: tuple[str, str]
+) -> None:
+    name, url = tracked
+    # Another producer's records, batched as Java's client batches them.
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 20})
+    producer.produce(name, b"\xff\xfe not text", key=b"k1", partition=0)
+    producer.produce(
+        name, "from java ✓".encode(), key=b"k2", partition=0, headers=[("traceparent", b"00-ab")]
+    )
+    producer.flush(10)
+    client = sqs(web, "worker")
+    [message] = receive_all(client, url, 1, **ALL)
+    assert message["Body"] == "from java ✓"
+    assert message["MessageId"] == f"{name}/0/1"  # its kmq-id: its coordinates
+    assert "MessageAttributes" not in message  # a foreign header is no typed attribute
+    client.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    config = QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers")
+    [letter] = wait_for(
+        lambda: read_all(config, config.dlq_topic, partitions=6), 30, "the unreadable in the DLQ"
+    )
+    assert letter.value() == b"\xff\xfe not text"
+    assert b"UTF-8" in dict(letter.headers())[h.DLQ_DETAIL]

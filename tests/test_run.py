@@ -168,3 +168,27 @@ def _ignores_sigterm(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status").read_text()
     ignored = int(status.split("SigIgn:")[1].split()[0], 16)
     return bool(ignored & (1 << (signal.SIGTERM - 1)))
+
+
+def test_the_broker_is_stopped_only_once_every_other_child_has_exited(tmp_path: Path) -> None:
+    """So no client outlives the broker it talks to: the web here takes 1 s
+    over its SIGTERM, and the broker's SIGTERM comes after that."""
+    noted = (
+        "import pathlib, signal, sys, time\n"
+        "def down(*_):\n"
+        "    time.sleep(float(sys.argv[2]))\n"
+        "    pathlib.Path(sys.argv[1]).write_text(repr(time.time()))\n"
+        "    raise SystemExit(0)\n"
+        "signal.signal(signal.SIGTERM, down)\n"
+        "pathlib.Path(sys.argv[1] + '.up').touch()\n"
+        "time.sleep(120)\n"
+    )
+    supervisor = Supervisor()
+    for name, delay in (("kafka", "0"), ("web", "1")):
+        supervisor.spawn(name, [sys.executable, "-c", noted, str(tmp_path / name), delay])
+    for name in ("kafka", "web"):
+        wait_for((tmp_path / f"{name}.up").exists, 30, f"{name}'s SIGTERM handler")
+    supervisor.stop()
+    web_exited = float((tmp_path / "web").read_text())
+    broker_stopping = float((tmp_path / "kafka").read_text())
+    assert broker_stopping > web_exited

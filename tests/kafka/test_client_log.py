@@ -31,7 +31,7 @@ def test_one_failure_per_broker_per_minute_then_the_count_held_back() -> None:
     time.sleep(0.2)  # the minute (here 0.2 s) itself, not a wait for a condition
     said = failure("a:1/1")
     assert once.filter(said)
-    assert said.getMessage().endswith("(and 5 more like it in the last minute)")
+    assert said.getMessage().endswith("(and 5 more like it held back since the last)")
 
 
 def test_clients_on_a_dead_broker_log_through_the_filter_not_per_attempt(

@@ -6,6 +6,10 @@ worker and the demo traffic logged "Connection refused" some 400 times a
 second between them. Every client this package configures (config.py)
 logs to LOGGER instead, and its filter lets one line through per broker and
 kind of failure per minute, the next one saying how many it held back.
+A client hands its lines over only when it is polled, so an idle client
+(a producer cached for the next request) says an outage's failures when it
+is next used, or closed: the time of a line is when it was said, not when
+the connection failed.
 What it says of a state it retries by itself on a broker just started (a
 coordinator still loading) is INFO, not the WARNING it gave: on every first
 `kmq run` it is routine. Everything else passes unchanged, at its level.
@@ -55,7 +59,7 @@ class OncePerMinute(logging.Filter):
                 return False
             self._said[key] = _Said(now)
         if said is not None and said.held:
-            record.msg = f"{record.msg} (and {said.held} more like it in the last minute)"
+            record.msg = f"{record.msg} (and {said.held} more like it held back since the last)"
         return True
 
 

@@ -7,8 +7,6 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from kmqadmin.console.services.roles import Role
 
-from . import queue_names
-
 
 @dataclass(frozen=True, slots=True)
 class Caller:
@@ -20,6 +18,3 @@ class Caller:
     def queue_url(self, name: str) -> str:
         """Some SDKs send to the queue URL's host: it must point back here."""
         return f"{self.base_url}/{settings.KMQ_SQS_ACCOUNT_ID}/{name}"
-
-    def arn(self, name: str) -> str:
-        return queue_names.arn(name)

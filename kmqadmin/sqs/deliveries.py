@@ -19,10 +19,10 @@ from kmqadmin.kmq.marker_writer import MarkerWriter
 
 from . import batches
 from .caller import Caller
-from .errors import SqsError, missing_parameter, unsupported_operation
+from .errors import SqsError, missing_parameter
 from .params import Params, integer
 from .receipts import Receipt, read
-from .registered import lookup
+from .registered import kmq_queue
 
 MAX_VISIBILITY_S = 43_200
 Act = Callable[[MarkerWriter, Receipt, Params], None]
@@ -59,7 +59,7 @@ def _change_visibility(writer: MarkerWriter, receipt: Receipt, params: Params) -
 
 
 def _one(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any]:
-    queue = _kmq_queue(params, action)
+    queue, _ = kmq_queue(params, action.removeprefix("sqs."))
     receipt = _receipt(params, queue)
     where = {"delivery": f"{receipt.partition}/{receipt.offset}", "key": caller.key_id}
     with audit.action(caller.user, action, queue.topic, after=where):
@@ -68,7 +68,7 @@ def _one(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any
 
 
 def _batch(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any]:
-    queue = _kmq_queue(params, action)
+    queue, _ = kmq_queue(params, action.removeprefix("sqs."))
     entries = batches.entries(params.get("Entries"))
     writer, done, failed = clients.marker_writer(queue.config()), [], []
     after: dict[str, Any] = {"key": caller.key_id, "deliveries": []}
@@ -84,13 +84,6 @@ def _batch(params: Params, caller: Caller, action: str, act: Act) -> dict[str, A
             done.append({"Id": found["Id"]})
         entry.after = after
     return {"Successful": done, "Failed": failed}
-
-
-def _kmq_queue(params: Params, action: str) -> Queue:
-    queue, _ = lookup(params)
-    if queue.backend != "kmq":
-        raise unsupported_operation(f"{action.removeprefix('sqs.')} on a share-group queue")
-    return queue
 
 
 def _receipt(params: Params, queue: Queue) -> Receipt:

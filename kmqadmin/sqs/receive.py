@@ -23,12 +23,12 @@ from kmqadmin.kmq.message import Message
 
 from . import digests
 from .caller import Caller
-from .errors import FORBIDDEN, unsupported_operation
+from .errors import FORBIDDEN
 from .message_attributes import TYPES_HEADER, Attribute
 from .params import Params, integer, strings
 from .receipts import Receipt
 from .receivers import receiver
-from .registered import lookup
+from .registered import kmq_queue
 from .send import GROUP_HEADER, ID_HEADER
 from .threads import in_thread
 
@@ -62,9 +62,7 @@ async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
 def _kmq_queue(params: Params) -> tuple[Queue, SqsQueue, QueueConfig]:
     """The queue with its config: a cluster's config reads secrets and may
     check access over the network, so not on the event loop."""
-    queue, sqs = lookup(params)
-    if queue.backend != "kmq":
-        raise unsupported_operation("ReceiveMessage on a share-group queue")
+    queue, sqs = kmq_queue(params, "ReceiveMessage")
     return queue, sqs, queue.config()
 
 

@@ -1,10 +1,11 @@
 """Celery on our queues through kombu's SQS transport (boto3 for sends and
 queue calls, pycurl for its long-polling receives), as a service moved off
 Amazon SQS runs it: real worker processes, the real web process, broker,
-tracker and scheduler. A task runs once; a retry with a countdown runs
-again no sooner; a task that always fails ends in the dead-letter queue
-its RedrivePolicy names after maxReceiveCount runs; a worker killed with
--9 mid-task loses no task and runs none twice."""
+tracker and scheduler. A task runs once; one sent with DelaySeconds runs
+no sooner; a retry with a countdown runs again no sooner; a task that
+always fails ends in the dead-letter queue its RedrivePolicy names after
+maxReceiveCount runs; a worker killed with -9 mid-task loses no task and
+runs none twice."""
 
 import base64
 import json
@@ -120,15 +121,21 @@ def test_a_task_runs_once_a_retry_waits_its_countdown_and_a_failing_one_is_dead_
 
     token = uuid.uuid4().hex
     added = tasks.add.delay(2, 3)
+    sent_at = time.time()
+    # kombu sends DelaySeconds given to apply_async: our scheduler holds it.
+    delayed = tasks.add.apply_async((20, 22), DelaySeconds=2)
     tasks.flaky.delay(token)
     broken = tasks.broken.delay(token)
     worker = celery_queue.worker(tmp_path / "worker.log")
     try:
         dead = _dead_letter(web, celery_queue, tmp_path / "worker.log")
         wait_for(lambda: celery_queue.lines("flaky-done"), 60, "the retried task", 0.2)
+        wait_for(lambda: len(celery_queue.lines("add")) == 2, 60, "the delayed task", 0.2)
     finally:
         kill9(worker)
-    assert celery_queue.lines("add") == [["5", added.id]]
+    ran = {task_id: (total, float(at)) for total, task_id, at in celery_queue.lines("add")}
+    assert ran[added.id][0] == "5"
+    assert ran[delayed.id][0] == "42" and ran[delayed.id][1] >= sent_at + 2
     [[_, failed_at]] = celery_queue.lines("flaky-failed")
     [[_, done_at]] = celery_queue.lines("flaky-done")
     assert float(done_at) - float(failed_at) >= 2

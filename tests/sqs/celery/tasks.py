@@ -39,14 +39,14 @@ def note(*words: object) -> None:
 
 @app.task(bind=True)
 def add(self, x: int, y: int) -> int:
-    note("add", x + y, self.request.id)
+    note("add", x + y, self.request.id, time.time())
     return x + y
 
 
 @app.task(bind=True, max_retries=1)
 def flaky(self, token: str) -> None:
-    """Fails once and asks to run again in 2 s: kombu sends it again with
-    DelaySeconds, which our scheduler holds back."""
+    """Fails once and asks to run again in 2 s: Celery sends it again at
+    once with its ETA, and the worker that receives it holds it till then."""
     if self.request.retries == 0:
         note("flaky-failed", token, time.time())
         raise self.retry(countdown=2)

@@ -11,7 +11,7 @@ from typing import Any
 
 from kmqadmin.console.services.roles import Role
 
-from . import deliveries, queue_attributes, queues, receive, send, tags
+from . import deliveries, purge, queue_attributes, queues, receive, send, tags
 from .caller import Caller
 from .errors import access_denied, invalid_action, unsupported_operation
 from .params import Params
@@ -38,11 +38,12 @@ ACTIONS: dict[str, tuple[Role, Action]] = {
     "DeleteMessageBatch": (Role.OPERATOR, deliveries.delete_message_batch),
     "ChangeMessageVisibility": (Role.OPERATOR, deliveries.change_message_visibility),
     "ChangeMessageVisibilityBatch": (Role.OPERATOR, deliveries.change_message_visibility_batch),
+    "PurgeQueue": (Role.ADMIN, purge.purge_queue),
 }
 # SQS's other actions: each answered UnsupportedOperation until it is built.
 SQS_ACTIONS = {
-    "AddPermission", "CancelMessageMoveTask", "ListMessageMoveTasks", "PurgeQueue",
-    "RemovePermission", "StartMessageMoveTask",
+    "AddPermission", "CancelMessageMoveTask", "ListMessageMoveTasks", "RemovePermission",
+    "StartMessageMoveTask",
 }  # fmt: skip
 
 

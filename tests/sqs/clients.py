@@ -13,6 +13,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from tests.process import wait_for
+
 # Each user's role (None: no role at all).
 USERS = {"watcher": "viewer", "worker": "operator", "boss": "admin", "stranger": None}
 PROTOCOLS = ["json", "query"]
@@ -75,3 +77,18 @@ def status(url: str) -> int | None:
         return exc.code
     except OSError:
         return None
+
+
+def receive_all(client: Any, url: str, count: int, **options: Any) -> list[dict]:
+    """At least ``count`` messages, in long polls of up to 10."""
+    got: list[dict] = []
+
+    def enough() -> bool:
+        answer = client.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2, **options
+        )
+        got.extend(answer.get("Messages", []))
+        return len(got) >= count
+
+    wait_for(enough, 60, f"{count} messages", every=0)
+    return got

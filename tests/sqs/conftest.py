@@ -3,14 +3,16 @@ the suite's broker, with a user of each role and an SQS key for each."""
 
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
+from kmqadmin.kmq import QueueConfig, RedeliveryTracker
 from tests.process import ROOT, env, kill9, manage, wait_for
-from tests.sqs.clients import USERS, Web, status
+from tests.sqs.clients import USERS, Web, sqs, status
 
 DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
 SETUP = """
@@ -64,3 +66,17 @@ def start_web(settings: dict[str, str]) -> tuple[subprocess.Popen, int]:
         kill9(daphne)
         raise
     return daphne, port
+
+
+@pytest.fixture
+def tracked(web: Web, kafka: EmbeddedBroker) -> Iterator[tuple[str, str]]:
+    """A queue made over SQS with a 2 s visibility timeout, and its tracker."""
+    name = f"recv-{uuid.uuid4().hex[:8]}"
+    boss = sqs(web, "boss")
+    url = boss.create_queue(QueueName=name, Attributes={"VisibilityTimeout": "2"})["QueueUrl"]
+    tracker = RedeliveryTracker(QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers"))
+    tracker.start()
+    try:
+        yield name, url
+    finally:
+        tracker.stop()

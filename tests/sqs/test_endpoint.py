@@ -40,7 +40,11 @@ def test_a_wrong_secret_an_unknown_key_or_a_missing_role_is_refused(web: Web) ->
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_an_action_not_built_yet_is_an_sqs_error_never_a_500(web: Web, protocol: str) -> None:
     client = sqs(web, "worker", protocol)
-    code, http = error_of(lambda: client.purge_queue(QueueUrl=f"{web.base}/orders-a"))
+    code, http = error_of(
+        lambda: client.add_permission(
+            QueueUrl=f"{web.base}/orders-a", Label="l", AWSAccountIds=["1"], Actions=["SendMessage"]
+        )
+    )
     assert (code, http) == ("AWS.SimpleQueueService.UnsupportedOperation", 400)
 
 

@@ -8,50 +8,20 @@ web process killed with messages handed out loses none and doubles none."""
 import hashlib
 import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Producer
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
-from kmqadmin.kmq import QueueConfig, RedeliveryTracker
+from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
 from tests.process import kill9, wait_for
-from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs
+from tests.sqs.clients import PROTOCOLS, Web, error_of, receive_all, sqs
 from tests.sqs.conftest import start_web
 
 ALL = {"AttributeNames": ["All"], "MessageAttributeNames": ["All"]}
-
-
-@pytest.fixture
-def tracked(web: Web, kafka: EmbeddedBroker) -> Iterator[tuple[str, str]]:
-    """A queue made over SQS with a 2 s visibility timeout, and its tracker."""
-    name = f"recv-{uuid.uuid4().hex[:8]}"
-    boss = sqs(web, "boss")
-    url = boss.create_queue(QueueName=name, Attributes={"VisibilityTimeout": "2"})["QueueUrl"]
-    tracker = RedeliveryTracker(QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers"))
-    tracker.start()
-    try:
-        yield name, url
-    finally:
-        tracker.stop()
-
-
-def receive_all(client, url: str, count: int, **options) -> list[dict]:
-    got: list[dict] = []
-
-    def enough() -> bool:
-        answer = client.receive_message(
-            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2, **options
-        )
-        got.extend(answer.get("Messages", []))
-        return len(got) >= count
-
-    wait_for(enough, 60, f"{count} messages", every=0)
-    return got
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -1,6 +1,8 @@
 """A topic's partitions and the offsets of their logs (first, end, first at
 a time) through confluent-kafka's AdminClient, each call bounded; a broker
-error is a GroupError naming the topic, never a hang."""
+error is a GroupError naming the topic, never a hang. And the one way
+Kafka has to remove records before retention does: moving a log's first
+offset (DeleteRecords)."""
 
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -61,6 +63,23 @@ class LogOffsets:
         found = self._list(partitions, OffsetSpec.for_timestamp(epoch_ms))
         ends = self.latest([p for p in partitions if found[p] < 0])
         return {p: ends[p] if found[p] < 0 else found[p] for p in partitions}
+
+    def delete_before(self, offsets: Mapping[Partition, int]) -> dict[Partition, int]:
+        """Every record before the given offsets deleted; the logs' new first
+        offsets. A consumer whose position falls behind starts from there."""
+        asked = [TopicPartition(t, p, offset) for (t, p), offset in offsets.items()]
+        if not asked:
+            return {}
+        try:
+            futures = self._admin.delete_records(asked, request_timeout=self.timeout_s)
+            return {
+                (tp.topic, tp.partition): f.result(self.timeout_s).low_watermark
+                for tp, f in futures.items()
+            }
+        except (KafkaException, TimeoutError) as exc:
+            raise GroupError(
+                f"deleting records of {sorted({t for t, _ in offsets})}: {exc}"
+            ) from None
 
     def _list(self, partitions: Iterable[Partition], spec: OffsetSpec) -> dict[Partition, int]:
         asked = {TopicPartition(t, p): spec for t, p in partitions}

@@ -1,0 +1,57 @@
+"""PurgeQueue: Kafka cannot delete a record in place, but it can move a
+log's first offset (DeleteRecords). Purging moves the queue topic's to its
+end: workers, SQS receivers and Kafka consumers alike start from there, and
+the tracker skips an in-flight message that is no longer in the topic when
+it falls due (kmq/redeliverer.py, "gone"). So a purged message is never
+received again, in flight or not, as in SQS.
+
+Not purged: messages sent with DelaySeconds still waiting in the queue's
+scheduler (they come onto the queue when due), and the dead-letter queue,
+a queue of its own. As SQS does, a queue is purged at most once a minute.
+"""
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from kmqadmin.console.models import AuditEntry
+from kmqadmin.console.services import audit
+from kmqadmin.kafka.admin.log_offsets import LogAdmin
+
+from .caller import Caller
+from .errors import SqsError
+from .params import Params
+from .registered import lookup
+
+ACTION = "sqs.PurgeQueue"
+ONCE_IN = timedelta(seconds=60)
+
+
+def purge_queue(params: Params, caller: Caller) -> dict[str, Any]:
+    queue, _ = lookup(params)
+    if _purged_recently(queue.topic):
+        raise SqsError(
+            "PurgeQueueInProgress",
+            f"Only one PurgeQueue operation on {queue.topic} is allowed every 60 seconds.",
+            code="AWS.SimpleQueueService.PurgeQueueInProgress",
+            status=403,
+        )
+    config = queue.config()
+    with audit.action(caller.user, ACTION, queue.topic, after={"key": caller.key_id}) as entry:
+        logs = LogAdmin(config.bootstrap_servers, config.kafka_config).logs
+        starts = logs.delete_before(logs.latest(logs.partitions(queue.topic)))
+        entry.after = {
+            "key": caller.key_id,
+            "first offsets": {p: o for (_, p), o in starts.items()},
+        }
+    return {}
+
+
+def _purged_recently(topic: str) -> bool:
+    return AuditEntry.objects.filter(
+        action=ACTION,
+        target=topic,
+        status=AuditEntry.Status.DONE,
+        at__gte=timezone.now() - ONCE_IN,
+    ).exists()

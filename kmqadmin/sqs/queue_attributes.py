@@ -17,9 +17,9 @@ from django.core.exceptions import ValidationError
 from django.utils.dateformat import format as date_format
 
 from kmqadmin.console.models import Queue, SqsQueue
-from kmqadmin.console.services import audit
+from kmqadmin.console.services import audit, clients
 from kmqadmin.console.services.queue_stats import queue_stats
-from kmqadmin.kmq import names
+from kmqadmin.kmq import QueueConfig, names
 
 from . import queue_names
 from .caller import Caller
@@ -44,6 +44,7 @@ READABLE = {*SETTABLE, *COUNTS, "QueueArn", "CreatedTimestamp", "LastModifiedTim
 MAX_VISIBILITY_S = 43_200
 WHOLE = re.compile(r"[0-9]{1,10}")  # not isdigit(): it takes "²", which int() refuses
 MAX_RECEIVE_COUNT = 1000
+DELAYED_READ_S = 3.0
 # The model's fields each attribute sets, to name it in a refusal.
 FIELDS = {"message_timeout_ms": "VisibilityTimeout", "max_redeliveries": "RedrivePolicy"}
 
@@ -135,12 +136,25 @@ def set_queue_attributes(params: Params, caller: Caller) -> dict[str, Any]:
 
 
 def _counts(queue: Queue) -> dict[str, str]:
+    """The dashboard's figures; the delayed ones are the queue scheduler's
+    live schedules (DelaySeconds, delayed retries), as its page lists them."""
     stats = queue_stats(queue)
     held = stats.in_flight if stats.in_flight is not None else stats.share_held
+    config = queue.config()
     return {
         "ApproximateNumberOfMessages": str(stats.depth),
         "ApproximateNumberOfMessagesNotVisible": str(held or 0),
+        "ApproximateNumberOfMessagesDelayed": str(_delayed(config) if config.has_scheduler else 0),
     }
+
+
+def _delayed(config: QueueConfig) -> int:
+    """A view read for the first time gets more than a page's half second:
+    a count of what it has not read yet would be 0, not approximate."""
+    view = clients.upcoming(config.scheduler_config())
+    if not view.complete:
+        view.refresh(budget_s=DELAYED_READ_S)
+    return view.count()
 
 
 def _redrive(queue: Queue, value: str) -> None:

@@ -10,6 +10,8 @@ SQS transport) posts there whatever URL it is given.
 
 from typing import Any
 
+from django.conf import settings
+
 from .signature import SignedRequest
 
 PREFIX = "/sqs"
@@ -46,9 +48,19 @@ def incoming(scope: dict[str, Any], body: bytes) -> SignedRequest:
 
 def base_url(scope: dict[str, Any]) -> str:
     """Where the client reached us (queue URLs point back there: some SDKs
-    send to the queue URL's host)."""
+    send to the queue URL's host). Behind a TLS proxy the scheme is the
+    proxy's, trusted as Django trusts it (DJANGO_BEHIND_TLS_PROXY)."""
     host = _header(scope, b"host") or "{}:{}".format(*scope.get("server", ("localhost", 80)))
-    return f"{scope.get('scheme', 'http')}://{host}{PREFIX}"
+    return f"{_scheme(scope)}://{host}{PREFIX}"
+
+
+def _scheme(scope: dict[str, Any]) -> str:
+    if settings.SECURE_PROXY_SSL_HEADER:
+        meta, secure = settings.SECURE_PROXY_SSL_HEADER
+        header = meta.removeprefix("HTTP_").replace("_", "-").lower().encode()
+        if (_header(scope, header) or "").split(",")[0].strip() == secure:
+            return "https"
+    return scope.get("scheme", "http")
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:

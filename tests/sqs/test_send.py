@@ -15,6 +15,7 @@ from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import Scheduler
+from tests.process import wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs
 
 pytestmark = pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -161,12 +162,14 @@ def test_a_delayed_message_comes_onto_the_queue_when_due_through_its_scheduler(
     [first] = records(kafka, name, 1)
     assert first.value() == b"now"
     assert now["MessageId"] == h.message_id(name, first.partition(), first.offset())
+    assert _delayed(client, url) == "1"
     # The queue's scheduler, as a worker runs it (workers/services.py).
     config = QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers", delayed_sends=True)
     scheduler = Scheduler(config.scheduler_config())
     scheduler.start()
     try:
         both = records(kafka, name, 2)
+        wait_for(lambda: _delayed(client, url) == "0", 30, "the schedule gone once fired", 0.2)
     finally:
         scheduler.stop()
     [fired] = [r for r in both if r.value() == b"later"]
@@ -174,3 +177,8 @@ def test_a_delayed_message_comes_onto_the_queue_when_due_through_its_scheduler(
     assert headers["sqs-message-id"].decode() == delayed["MessageId"]
     assert headers["trace"] == "abc-123 ✓".encode()
     assert fired.timestamp()[1] / 1000 >= sent_at + 2
+
+
+def _delayed(client, url: str) -> str:
+    name = "ApproximateNumberOfMessagesDelayed"
+    return client.get_queue_attributes(QueueUrl=url, AttributeNames=[name])["Attributes"][name]

@@ -2,6 +2,7 @@
 
 import logging
 
+from kmqadmin.kafka.admin.log_offsets import LogAdmin
 from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kafka.client.client_log import LOGGER
 from kmqadmin.kafka.embedded.broker import free_port
@@ -21,6 +22,27 @@ def test_offsets_outside_the_log_are_absent_not_an_error(queue: QueueConfig) -> 
     finally:
         reader.close()
     assert sorted(found) == [1] and found[1].value() == b"m1"
+
+
+def test_offsets_deleted_before_the_log_start_are_absent_not_waited_for(
+    queue: QueueConfig,
+) -> None:
+    """A purge (DeleteRecords) moves the log start to the end: the reader's
+    position is reset there and stays unknown, no record coming, so before
+    it waited for its whole timeout and raised ReadTimeout, and the tracker
+    took three of those per partition to skip a purged in-flight message."""
+    send(queue, 5, partition=0)
+    logs = LogAdmin(queue.bootstrap_servers).logs
+    logs.delete_before({(queue.topic, 0): 5})
+    reader = OffsetReader(queue.bootstrap_servers, queue.topic, "reader", timeout=5.0)
+    try:
+        gone = reader.read(0, [0, 1, 2])
+        send(queue, 1, partition=0)
+        kept = reader.read(0, [1, 5])
+    finally:
+        reader.close()
+    assert gone == {}
+    assert sorted(kept) == [5]
 
 
 def test_an_idle_reader_logs_a_broker_away_when_it_happens() -> None:

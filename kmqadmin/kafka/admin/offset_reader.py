@@ -157,8 +157,13 @@ class OffsetReader:
             # Offsets at or past the high watermark (from the last fetch) are
             # not written: a marker naming one is hostile or names a topic
             # since recreated. Absent, not waited for until the deadline.
-            _, high = self._consumer.get_watermark_offsets(tp, cached=True)
+            low, high = self._consumer.get_watermark_offsets(tp, cached=True)
             if 0 <= high <= position:
+                return
+            # Offsets before the log's start were deleted (retention, a purge's
+            # DeleteRecords): a fetch there is reset to the start, and the
+            # position stays unknown until a record comes, which may never.
+            if low > last:
                 return
         unread = f"{tp.topic}/{tp.partition} offsets {tp.offset}..{last} unread"
         raise ReadTimeout(f"{unread} after {self.timeout} s", found)

@@ -1,31 +1,34 @@
-"""DeleteMessage and ChangeMessageVisibility, one or a batch: markers on the
-delivery a receipt handle names, written by whichever web process the
-request reaches (the kmq backend's markers may come from anyone), and
-applied by the queue's tracker.
+"""DeleteMessage and ChangeMessageVisibility, one or a batch, settled as
+the queue's backend settles a delivery (settling.py): on a kmq queue by
+whichever web process the request reaches, on a share queue by the one that
+received the message.
 
 DeleteMessage is an ack. ChangeMessageVisibility N moves the deadline to
 now + N s; 0 gives the message back at once (redelivered, counting as a
-receive), as in SQS. A handle of a delivery already redelivered or acked
-names a delivery no longer open: the tracker ignores its marker, as SQS
-ignores a stale handle's delete. One audit entry per request.
+receive), as in SQS. A kmq handle of a delivery already redelivered or
+acked names a delivery no longer open: the tracker ignores its marker, as
+SQS ignores a stale handle's delete. A share handle that cannot be settled
+is refused with the reason. One audit entry per request.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import groupby
 from typing import Any
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import audit, clients
-from kmqadmin.kmq.marker_writer import MarkerWriter
+from kmqadmin.console.services import audit
 
 from . import batches
 from .caller import Caller
 from .errors import SqsError, missing_parameter
 from .params import Params, integer
 from .receipts import Receipt, read
-from .registered import kmq_queue
+from .registered import lookup
+from .settling import Refusals, Settler, refused, settler
 
 MAX_VISIBILITY_S = 43_200
-Act = Callable[[MarkerWriter, Receipt, Params], None]
+# What an entry asks for: ("ack" | "release" | "extend", seconds).
+Act = Callable[[Params], tuple[str, int]]
 
 
 def delete_message(params: Params, caller: Caller) -> dict[str, Any]:
@@ -44,46 +47,65 @@ def change_message_visibility_batch(params: Params, caller: Caller) -> dict[str,
     return _batch(params, caller, "sqs.ChangeMessageVisibilityBatch", _change_visibility)
 
 
-def _ack(writer: MarkerWriter, receipt: Receipt, params: Params) -> None:
-    writer.ack(receipt.partition, receipt.offset)
+def _ack(params: Params) -> tuple[str, int]:
+    return "ack", 0
 
 
-def _change_visibility(writer: MarkerWriter, receipt: Receipt, params: Params) -> None:
+def _change_visibility(params: Params) -> tuple[str, int]:
     seconds = integer(params, "VisibilityTimeout", 0, MAX_VISIBILITY_S)
     if seconds is None:
         raise missing_parameter("VisibilityTimeout")
-    if seconds:
-        writer.extend(receipt.partition, receipt.offset, seconds * 1000)
-    else:
-        writer.retry(receipt.partition, receipt.offset)
+    return ("extend", seconds) if seconds else ("release", 0)
 
 
 def _one(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any]:
-    queue, _ = kmq_queue(params, action.removeprefix("sqs."))
+    queue, _ = lookup(params)
     receipt = _receipt(params, queue)
+    kind, seconds = act(params)
     where = {"delivery": f"{receipt.partition}/{receipt.offset}", "key": caller.key_id}
     with audit.action(caller.user, action, queue.topic, after=where):
-        act(clients.marker_writer(queue.config()), receipt, params)
+        [reason] = _apply(settler(queue.config()), kind, seconds, [receipt])
+        if reason is not None:
+            raise refused(f"The receipt handle cannot be used: {reason}.")
     return {}
 
 
 def _batch(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any]:
-    queue, _ = kmq_queue(params, action.removeprefix("sqs."))
-    entries = batches.entries(params.get("Entries"))
-    writer, done, failed = clients.marker_writer(queue.config()), [], []
+    queue, _ = lookup(params)
+    asked, failed = [], []
+    for found in batches.entries(params.get("Entries")):
+        try:
+            asked.append((found["Id"], _receipt(found, queue), *act(found)))
+        except SqsError as exc:
+            failed.append(batches.failure(found["Id"], exc))
+    done: list[dict[str, str]] = []
     after: dict[str, Any] = {"key": caller.key_id, "deliveries": []}
     with audit.action(caller.user, action, queue.topic, after=after) as entry:
-        for found in entries:
+        settle = settler(queue.config())
+        by_kind = lambda a: (a[2], a[3])  # noqa: E731
+        for (kind, seconds), same in groupby(sorted(asked, key=by_kind), key=by_kind):
+            group = list(same)
             try:
-                receipt = _receipt(found, queue)
-                act(writer, receipt, found)
-            except SqsError as exc:
-                failed.append(batches.failure(found["Id"], exc))
+                reasons = _apply(settle, kind, seconds, [r for _, r, _, _ in group])
+            except SqsError as exc:  # a VisibilityTimeout this queue cannot give
+                failed.extend(batches.failure(entry_id, exc) for entry_id, *_ in group)
                 continue
-            after["deliveries"].append(f"{receipt.partition}/{receipt.offset}")
-            done.append({"Id": found["Id"]})
+            for (entry_id, receipt, _, _), reason in zip(group, reasons, strict=True):
+                if reason is None:
+                    after["deliveries"].append(f"{receipt.partition}/{receipt.offset}")
+                    done.append({"Id": entry_id})
+                else:
+                    failed.append(batches.failure(entry_id, refused(reason)))
         entry.after = after
     return {"Successful": done, "Failed": failed}
+
+
+def _apply(settle: Settler, kind: str, seconds: int, receipts: Sequence[Receipt]) -> Refusals:
+    if kind == "ack":
+        return settle.ack(receipts)
+    if kind == "release":
+        return settle.release(receipts)
+    return settle.extend(receipts, seconds)
 
 
 def _receipt(params: Params, queue: Queue) -> Receipt:

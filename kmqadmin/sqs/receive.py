@@ -1,6 +1,7 @@
 """ReceiveMessage: up to ten messages, long-polled for up to 20 s without a
 thread (receivers.py), each in flight from then on: a kmq delivery whose
-start marker the tracker redelivers after the queue's visibility timeout.
+start marker the tracker redelivers after the queue's visibility timeout,
+or a share delivery the broker locks for it.
 
 Each message as SQS gives it: its MessageId (``sqs-message-id``, else its
 kmq-id), a ReceiptHandle naming the delivery (receipts.py), its body and
@@ -17,7 +18,7 @@ import logging
 from typing import Any
 
 from kmqadmin.console.models import Queue, SqsQueue
-from kmqadmin.console.services import audit, clients
+from kmqadmin.console.services import audit
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq.message import Message
 
@@ -28,8 +29,9 @@ from .message_attributes import TYPES_HEADER, Attribute
 from .params import Params, integer, strings
 from .receipts import Receipt
 from .receivers import receiver
-from .registered import kmq_queue
+from .registered import lookup
 from .send import GROUP_HEADER, ID_HEADER
+from .settling import check_extend, settler
 from .threads import in_thread
 
 log = logging.getLogger(__name__)
@@ -38,10 +40,12 @@ SYSTEM_ATTRIBUTES = ("SentTimestamp", "ApproximateReceiveCount", "MessageGroupId
 
 
 async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
-    queue, sqs, config = await in_thread(_kmq_queue, params)
+    queue, sqs, config = await in_thread(_queue, params)
     wants = integer(params, "MaxNumberOfMessages", 1, 10) or 1
     wait_s = integer(params, "WaitTimeSeconds", 0, 20)
     visibility_s = integer(params, "VisibilityTimeout", 0, 43_200)
+    if visibility_s:
+        check_extend(config, visibility_s)
     system = _asked(params, "AttributeNames", "MessageSystemAttributeNames")
     wanted_attributes = strings(params, "MessageAttributeNames")
     if wait_s is None:
@@ -50,7 +54,7 @@ async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
     if not got:
         return {}
     try:
-        messages = await in_thread(_handed_out, queue, got, visibility_s, caller)
+        messages = await in_thread(_handed_out, queue, config, got, visibility_s, caller)
         return {
             "Messages": [_rendered(queue.topic, m, system, wanted_attributes) for m in messages]
         }
@@ -59,19 +63,23 @@ async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
         raise
 
 
-def _kmq_queue(params: Params) -> tuple[Queue, SqsQueue, QueueConfig]:
+def _queue(params: Params) -> tuple[Queue, SqsQueue, QueueConfig]:
     """The queue with its config: a cluster's config reads secrets and may
     check access over the network, so not on the event loop."""
-    queue, sqs = kmq_queue(params, "ReceiveMessage")
+    queue, sqs = lookup(params)
     return queue, sqs, queue.config()
 
 
 def _handed_out(
-    queue: Queue, got: list[Message], visibility_s: int | None, caller: Caller
+    queue: Queue,
+    config: QueueConfig,
+    got: list[Message],
+    visibility_s: int | None,
+    caller: Caller,
 ) -> list[Message]:
     """The messages an SQS client can read; the others rejected to the DLQ.
     A VisibilityTimeout of the request's own moves their deadlines."""
-    writer = clients.marker_writer(queue.config())
+    settle = settler(config)
     readable = []
     for message in got:
         if (reason := _unreadable(message)) is None:
@@ -84,13 +92,13 @@ def _handed_out(
                 message.offset,
                 reason,
             )
-            writer.reject(message.partition, message.offset, reason)
-    if visibility_s is not None:
-        for message in readable:
-            if visibility_s:
-                writer.extend(message.partition, message.offset, visibility_s * 1000)
-            else:
-                writer.retry(message.partition, message.offset)
+            settle.reject([_receipt(queue, message)], reason)
+    if visibility_s is not None and readable:
+        receipts = [_receipt(queue, m) for m in readable]
+        if visibility_s:
+            settle.extend(receipts, visibility_s)
+        else:
+            settle.release(receipts)
     ids = [f"{m.partition}/{m.offset}" for m in readable]
     audit.record(
         caller.user,
@@ -99,6 +107,10 @@ def _handed_out(
         after={"key": caller.key_id, "deliveries": ids},
     )
     return readable
+
+
+def _receipt(queue: Queue, message: Message) -> Receipt:
+    return Receipt(queue.topic, message.partition, message.offset, message.delivery_count)
 
 
 def _unreadable(message: Message) -> str | None:

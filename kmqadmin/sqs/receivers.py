@@ -13,6 +13,11 @@ handed out. One polled for a request that timed out meanwhile waits up to
 READY_S for the next request; then, or if its request's client hung up, it
 is released: redelivered, counting as a delivery, as SQS counts a message
 received but never seen.
+
+On a share queue the client is a share group member, and only it can
+acknowledge what it acquired: the receiver keeps what it handed out until
+it is settled or its lock runs out, settles it on its thread for any request
+of this process (settle()), and stays a member while it holds any.
 """
 
 import asyncio
@@ -20,10 +25,15 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from kmqadmin.kmq import QueueClient, QueueConfig
+from kmqadmin.kmq.locks import AcksRefused, LockExpired
 from kmqadmin.kmq.message import Message
+
+from .receipts import Receipt
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +58,37 @@ class Waiter:
         self.future = self.loop.create_future()
 
 
+NOT_HELD = (
+    "it was not received through this web process, or was settled already: a share-group "
+    "queue's message is acknowledged by the process that received it, and comes back when "
+    "its lock runs out"
+)
+LOCK_GONE = "its lock ran out, so the broker delivers it again"
+
+
+@dataclass(eq=False)
+class Settling:
+    """A request's acknowledgements of share deliveries, for the receiver's
+    thread; ``done`` gets a reason per receipt (None: settled)."""
+
+    kind: str  # ack, release, extend, reject
+    receipts: Sequence[Receipt]
+    ms: int = 0
+    reason: str = ""
+    done: Future = field(default_factory=Future)
+
+
 class Receiver:
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
         self._waiters: deque[Waiter] = deque()
         self._changed = threading.Condition()
         self._returned: list[Message] = []  # to release, by the receiver's thread
+        self._settling: list[Settling] = []  # for the receiver's thread
         # Polled and settled, for the next waiters (the receiver's thread's alone).
         self._ready: list[tuple[float, Message]] = []
+        # Share: handed out, by (partition, offset), with when its lock runs out.
+        self._held: dict[tuple[int, int], tuple[Message, float]] = {}
         self._thread: threading.Thread | None = None
 
     async def receive(self, wants: int, wait_s: float) -> list[Message]:
@@ -97,6 +130,19 @@ class Receiver:
             self._start()
             self._changed.notify()
 
+    def settle(
+        self, kind: str, receipts: Sequence[Receipt], ms: int = 0, reason: str = ""
+    ) -> list[str | None]:
+        """Share deliveries this process handed out, acknowledged by the
+        client that acquired them; a reason per receipt it could not settle.
+        Blocks (a pool thread's call) until the broker has answered."""
+        job = Settling(kind, receipts, ms, reason)
+        with self._changed:
+            self._settling.append(job)
+            self._start()
+            self._changed.notify()
+        return job.done.result(SETTLE_S)
+
     def _start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(
@@ -112,9 +158,13 @@ class Receiver:
             while self._wait_for_waiters():
                 client = client or QueueClient(self.config)
                 self._serve(client)
-        except Exception:
+        except Exception as exc:
             topic = self.config.topic
             log.exception("the SQS receiver of %s failed; a next request starts another", topic)
+            with self._changed:
+                settling, self._settling = self._settling, []
+            for job in settling:
+                job.done.set_exception(exc)
         finally:
             if client is not None:
                 _close(client)
@@ -124,20 +174,35 @@ class Receiver:
         another). With messages ready and no one to take them, it comes back
         within READY_S to give them back."""
         with self._changed:
-            busy = lambda: self._waiters or self._returned  # noqa: E731
+            busy = lambda: self._waiters or self._returned or self._settling  # noqa: E731
             if busy() or self._changed.wait_for(busy, READY_S if self._ready else IDLE_S):
                 return True
-            if self._ready:
+            if self._ready or self._holding():
                 return True
             self._thread = None
             return False
 
+    def _holding(self) -> bool:
+        """Whether a share delivery it handed out may still be settled: the
+        client stays a member until none is (leaving would give them back)."""
+        now = time.monotonic()
+        self._held = {k: held for k, held in self._held.items() if held[1] > now}
+        return bool(self._held)
+
     def _serve(self, client: QueueClient) -> None:
         with self._changed:
             returned, self._returned = self._returned, []
+            settling, self._settling = self._settling, []
             wanted = sum(w.wants for w in self._waiters) - len(self._ready)
+        for job in settling:
+            try:
+                self._settle(client, job)
+            except Exception as exc:  # a broker away, say: the request says so
+                job.done.set_exception(exc)
         if returned:
-            client.release_all(returned)
+            for m in returned:
+                self._held.pop((m.partition, m.offset), None)
+            _refusals(client.release_all, returned)
         if wanted > 0:
             polled = client.poll(min(wanted, MAX_POLL), POLL_S)
             if polled:
@@ -159,11 +224,63 @@ class Receiver:
                 waiter = self._waiters.popleft()
             given = [m for _, m in self._ready[: waiter.wants]]
             del self._ready[: waiter.wants]
+            if self.config.backend == "share":
+                until = time.monotonic() + self.config.message_timeout_ms / 1000
+                self._held.update({(m.partition, m.offset): (m, until) for m in given})
             waiter.loop.call_soon_threadsafe(_resolve, waiter.future, given, self)
         stale = time.monotonic() - READY_S
         if self._ready and self._ready[0][0] < stale:
             client.release_all([m for at, m in self._ready if at < stale])
             self._ready = [(at, m) for at, m in self._ready if at >= stale]
+
+    def _settle(self, client: QueueClient, job: Settling) -> None:
+        """One request's acknowledgements, then one wait for the broker."""
+        reasons: list[str | None] = []
+        acted: dict[int, Message] = {}
+        for i, r in enumerate(job.receipts):
+            held = self._held.get((r.partition, r.offset))
+            if held is None or held[0].delivery_count != r.delivery:
+                reasons.append(NOT_HELD)
+                continue
+            message = held[0]
+            try:
+                _act(client, job, message)
+            except LockExpired:
+                reasons.append(LOCK_GONE)
+            else:
+                reasons.append(None)
+                acted[i] = message
+            if job.kind == "extend":
+                self._held[(r.partition, r.offset)] = (message, time.monotonic() + job.ms / 1000)
+            else:
+                self._held.pop((r.partition, r.offset), None)
+        late = {id(m) for m, _ in _refusals(client.flush)}
+        for i, message in acted.items():
+            if id(message) in late:
+                reasons[i] = LOCK_GONE
+        job.done.set_result(reasons)
+
+
+def _act(client: QueueClient, job: Settling, message: Message) -> None:
+    if job.kind == "ack":
+        client.ack(message)
+    elif job.kind == "release":
+        client.release(message)
+    elif job.kind == "extend":
+        client.extend(message, job.ms)
+    else:
+        client.reject(message, job.reason)
+
+
+def _refusals(call: Callable[..., None], *args: object) -> list[tuple[Message, str]]:
+    """What the broker refused of ``call``'s acknowledgements (a share
+    client's: the kmq backend refuses none)."""
+    try:
+        call(*args)
+    except AcksRefused as exc:
+        log.warning("%s", exc)
+        return exc.refused
+    return []
 
 
 def _close(client: QueueClient) -> None:

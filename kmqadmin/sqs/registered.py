@@ -6,7 +6,7 @@ from django.conf import settings
 from kmqadmin.console.models import Cluster, Queue, SqsQueue
 
 from . import queue_names
-from .errors import SqsError, queue_does_not_exist, service_unavailable, unsupported_operation
+from .errors import SqsError, queue_does_not_exist, service_unavailable
 from .params import Params
 
 
@@ -36,15 +36,6 @@ def lookup(params: Params) -> tuple[Queue, SqsQueue]:
     if queue is None:
         raise queue_does_not_exist()
     return queue, SqsQueue.objects.get_or_create(queue=queue)[0]
-
-
-def kmq_queue(params: Params, action: str) -> tuple[Queue, SqsQueue]:
-    """The queue ``QueueUrl`` names, for an action only the kmq backend has
-    (receipts name kmq deliveries)."""
-    queue, sqs = lookup(params)
-    if queue.backend != "kmq":
-        raise unsupported_operation(f"{action} on a share-group queue")
-    return queue, sqs
 
 
 def _not_set_up(reason: str) -> SqsError:

@@ -1,0 +1,100 @@
+"""Settling deliveries (delete, give back, hold longer, dead-letter) on
+either backend, for receive.py and deliveries.py.
+
+kmq: a marker on the delivery, which any web process can write (the receipt
+names partition and offset) and the tracker applies. A marker for a delivery
+already redelivered settles nothing, as SQS ignores a stale handle.
+
+share: only the consumer that acquired a record can acknowledge it, so the
+receiver that handed it out does it (receivers.py), on its own thread. A
+receipt handed out by another web process cannot be settled here, and one
+whose lock ran out is the broker's again: each is refused with the reason
+(ReceiptHandleIsInvalid; kombu forgets such a delivery), and the message
+comes back when its lock runs out.
+"""
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from kmqadmin.console.services import clients
+from kmqadmin.kmq import QueueConfig
+
+from .errors import SqsError, invalid_parameter_value
+from .receipts import Receipt
+from .receivers import receiver
+
+# Per receipt: None when settled, else why not.
+Refusals = list[str | None]
+
+
+class Settler(Protocol):
+    def ack(self, receipts: Sequence[Receipt]) -> Refusals: ...
+    def release(self, receipts: Sequence[Receipt]) -> Refusals: ...
+    def extend(self, receipts: Sequence[Receipt], seconds: int) -> Refusals: ...
+    def reject(self, receipts: Sequence[Receipt], reason: str) -> Refusals: ...
+
+
+def settler(config: QueueConfig) -> Settler:
+    return Held(config) if config.backend == "share" else Markers(config)
+
+
+def check_extend(config: QueueConfig, seconds: int) -> None:
+    """A share lock is renewed for the group's lock duration, the queue's
+    VisibilityTimeout: no change may ask for more."""
+    lock_s = config.message_timeout_ms // 1000
+    if config.backend == "share" and seconds > lock_s:
+        raise invalid_parameter_value(
+            f"Value {seconds} for parameter VisibilityTimeout is invalid. Reason: a "
+            f"share-group queue holds a message for its own VisibilityTimeout "
+            f"({lock_s} s) at most per change; change it again to hold it longer."
+        )
+
+
+def refused(reason: str) -> SqsError:
+    return SqsError("ReceiptHandleIsInvalid", reason)
+
+
+class Markers:
+    def __init__(self, config: QueueConfig) -> None:
+        self._writer = clients.marker_writer(config)
+
+    def ack(self, receipts: Sequence[Receipt]) -> Refusals:
+        for r in receipts:
+            self._writer.ack(r.partition, r.offset)
+        return [None] * len(receipts)
+
+    def release(self, receipts: Sequence[Receipt]) -> Refusals:
+        for r in receipts:
+            self._writer.retry(r.partition, r.offset)
+        return [None] * len(receipts)
+
+    def extend(self, receipts: Sequence[Receipt], seconds: int) -> Refusals:
+        for r in receipts:
+            self._writer.extend(r.partition, r.offset, seconds * 1000)
+        return [None] * len(receipts)
+
+    def reject(self, receipts: Sequence[Receipt], reason: str) -> Refusals:
+        for r in receipts:
+            self._writer.reject(r.partition, r.offset, reason)
+        return [None] * len(receipts)
+
+
+class Held:
+    """A share queue's deliveries, settled by the receiver holding them."""
+
+    def __init__(self, config: QueueConfig) -> None:
+        self._config = config
+        self._receiver = receiver(config)
+
+    def ack(self, receipts: Sequence[Receipt]) -> Refusals:
+        return self._receiver.settle("ack", receipts)
+
+    def release(self, receipts: Sequence[Receipt]) -> Refusals:
+        return self._receiver.settle("release", receipts)
+
+    def extend(self, receipts: Sequence[Receipt], seconds: int) -> Refusals:
+        check_extend(self._config, seconds)
+        return self._receiver.settle("extend", receipts, ms=seconds * 1000)
+
+    def reject(self, receipts: Sequence[Receipt], reason: str) -> Refusals:
+        return self._receiver.settle("reject", receipts, reason=reason)

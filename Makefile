@@ -14,7 +14,8 @@ VENDOR := static/vendor
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker,
 # Spark's Kafka source for the pipeline's local session, and SoftwareMill kmq's
-# Java client for the tests that run it against ours (tests/peers).
+# Java client for the tests that run it against ours (tests/peers), and ElasticMQ,
+# the SQS server bench/sqs.py holds our SQS endpoint to.
 JARS := .jars
 # Maven 3.8 prints colour resets even with -q -B: its output goes to a log
 # beside the jars, shown only when it fails (scripts/quiet).
@@ -97,7 +98,7 @@ maven: java
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
 deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/spark/.installed \
-	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed
+	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed $(JARS)/elasticmq/.installed
 
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)

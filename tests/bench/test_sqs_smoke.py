@@ -42,9 +42,7 @@ def test_a_small_run_drives_both_servers_and_compares_them(kafka) -> None:
     )
     targets = report["targets"]
     assert targets["receive_p99_under_ms"]["pass"] == (p99 < 50)
-    assert targets["msgs_per_s_at_least_peer"]["pass"] == (
-        ours["msgs_per_s"] >= peer["msgs_per_s"]
-    )
+    assert targets["msgs_per_s_at_least_peer"]["pass"] == (ours["msgs_per_s"] >= peer["msgs_per_s"])
     rest = report["rest_baseline"]
     assert rest["messages"] == 20
     assert rest["rest_enqueue_msgs_per_s"] > 0 and rest["sqs_send_message_msgs_per_s"] > 0

@@ -1,6 +1,6 @@
 """QueueProducer: a plain idempotent producer that stamps each message's kmq-id."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kmqadmin.kafka.client.checked_producer import CheckedProducer, Report
 
@@ -61,6 +61,21 @@ class QueueProducer:
             **kwargs,
         )
         return delivered.partition(), delivered.offset()
+
+    def send_all_confirmed(
+        self,
+        messages: Sequence[tuple[bytes, bytes | None, Mapping[str, bytes]]],
+        timeout: float = 10.0,
+    ) -> list[tuple[int, int] | Exception]:
+        """(value, key, headers)s sent and waited for together: each one's
+        (partition, offset), or the exception it failed with (OutcomeUnknown
+        when no report came within ``timeout``)."""
+        records = [
+            {"value": value, "key": key, "headers": list(headers.items())}
+            for value, key, headers in messages
+        ]
+        outcomes = self._producer.produce_all_confirmed(self.config.topic, records, timeout)
+        return [o if isinstance(o, Exception) else (o.partition(), o.offset()) for o in outcomes]
 
     def partitions(self) -> list[int]:
         return self._producer.partitions(self.config.topic)

@@ -24,7 +24,7 @@ from confluent_kafka import KafkaException
 
 from kmqadmin.console.models import Queue, SqsQueue
 from kmqadmin.console.services import audit, clients
-from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
+from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.producer import QueueProducer
 from kmqadmin.scheduler.client import ScheduleClient
@@ -174,17 +174,9 @@ def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str |
             _take_delayed_sends(queue)
             after["delayed sends"] = "switched on"
         config = queue.config()
-        now, later = clients.producer(config), None
-        results: list[str | SqsError] = []
-        for message in messages:
-            try:
-                if message.delay_s:
-                    later = later or clients.schedule_client(config.scheduler_config())
-                    results.append(_send_later(later, queue.topic, message))
-                else:
-                    results.append(_send_now(now, queue.topic, message))
-            except (KafkaException, OutcomeUnknown) as exc:
-                results.append(_unconfirmed(exc))
+        results: list[str | SqsError] = [""] * len(messages)
+        _send_now(clients.producer(config), queue.topic, messages, results)
+        later = _send_later(config, queue.topic, messages, results)
         if later is not None:
             try:
                 later.flush(FLUSH_S)
@@ -203,17 +195,39 @@ def _unconfirmed(error: Exception) -> SqsError:
     )
 
 
-def _send_now(producer: QueueProducer, topic: str, message: Outgoing) -> str:
-    value, headers = message.body.encode(), message.headers()
-    partition, offset = producer.send_confirmed(value, message.key, headers)
-    return h.message_id(topic, partition, offset)
+def _send_now(
+    producer: QueueProducer, topic: str, messages: list[Outgoing], results: list[str | SqsError]
+) -> None:
+    """The undelayed ones, sent together with one wait: each one's MessageId
+    (its kmq-id), or why it is unconfirmed, at its place in ``results``."""
+    now = [(i, m) for i, m in enumerate(messages) if not m.delay_s]
+    if not now:
+        return
+    sent = [(m.body.encode(), m.key, m.headers()) for _, m in now]
+    for (i, _), outcome in zip(now, producer.send_all_confirmed(sent), strict=True):
+        if isinstance(outcome, Exception):
+            results[i] = _unconfirmed(outcome)
+        else:
+            results[i] = h.message_id(topic, *outcome)
 
 
-def _send_later(client: ScheduleClient, topic: str, message: Outgoing) -> str:
-    """Scheduled, to be confirmed with the others by one flush."""
-    due, value = time.time() + message.delay_s, message.body.encode()
-    client.schedule(message.uuid, due, topic, value, message.key, message.headers())
-    return message.uuid
+def _send_later(
+    config: QueueConfig, topic: str, messages: list[Outgoing], results: list[str | SqsError]
+) -> ScheduleClient | None:
+    """The delayed ones scheduled, to be confirmed together by one flush;
+    the schedule client, or None when there were none."""
+    later = None
+    for i, message in enumerate(messages):
+        if not message.delay_s:
+            continue
+        later = later or clients.schedule_client(config.scheduler_config())
+        due, value = time.time() + message.delay_s, message.body.encode()
+        try:
+            later.schedule(message.uuid, due, topic, value, message.key, message.headers())
+            results[i] = message.uuid
+        except KafkaException as exc:
+            results[i] = _unconfirmed(exc)
+    return later
 
 
 def _take_delayed_sends(queue: Queue) -> None:

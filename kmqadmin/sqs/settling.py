@@ -59,8 +59,8 @@ class Markers:
         self._writer = clients.marker_writer(config)
 
     def ack(self, receipts: Sequence[Receipt]) -> Refusals:
-        for r in receipts:
-            self._writer.ack(r.partition, r.offset)
+        """One wait for the broker for a whole batch."""
+        self._writer.ack_all((r.partition, r.offset) for r in receipts)
         return [None] * len(receipts)
 
     def release(self, receipts: Sequence[Receipt]) -> Refusals:

@@ -3,7 +3,7 @@
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -61,43 +61,57 @@ class CheckedProducer:
     def produce_confirmed(
         self, topic: str, timeout: float, later: Report | None = None, **record: Any
     ) -> KafkaMessage:
-        """One record, waited for: the broker's report of where it went.
-        OutcomeUnknown when no report came within ``timeout``; ``later`` then
-        gets it when it comes (from whichever call polls this producer next).
-        The wait is for this record's report alone, not for the rest of the
-        producer's queue (other requests' records, one stuck on a broker)."""
+        """One record, waited for: the broker's report of where it went
+        (produce_all_confirmed); its error raised."""
+        [outcome] = self.produce_all_confirmed(topic, [record], timeout, later)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def produce_all_confirmed(
+        self,
+        topic: str,
+        records: Sequence[Mapping[str, Any]],
+        timeout: float,
+        later: Report | None = None,
+    ) -> list[KafkaMessage | Exception]:
+        """Records, waited for together: one wait for the broker, not one
+        per record. Each one's outcome in order: where it went, the
+        KafkaException it failed with, or OutcomeUnknown when no report came
+        within ``timeout`` (``later`` then gets it when it comes, from
+        whichever call polls this producer next). The wait is for these
+        records' reports alone, not for the rest of the producer's queue
+        (other requests' records, one stuck on a broker)."""
         if not self._confirm_each:
-            raise TypeError("produce_confirmed needs a CheckedProducer(confirm_each=True)")
-        reports: list[tuple[KafkaError | None, KafkaMessage]] = []
+            raise TypeError("produce_all_confirmed needs a CheckedProducer(confirm_each=True)")
+        reports: dict[int, tuple[KafkaError | None, KafkaMessage]] = {}
         lock, waiting = threading.Lock(), [True]
 
-        def report(err: KafkaError | None, msg: KafkaMessage) -> None:
-            with lock:
-                if waiting[0]:
-                    reports.append((err, msg))
-                    return
-            if later is not None:
-                try:
-                    later(err, msg)
-                except Exception:  # it runs inside another caller's poll: never theirs to fail
-                    log.exception("the late report on %s/%d failed", msg.topic(), msg.partition())
+        def reporter(i: int) -> Report:
+            def report(err: KafkaError | None, msg: KafkaMessage) -> None:
+                with lock:
+                    if waiting[0]:
+                        reports[i] = (err, msg)
+                        return
+                if later is not None:
+                    try:
+                        later(err, msg)
+                    except Exception:  # it runs inside another caller's poll: never theirs to fail
+                        log.exception(
+                            "the late report on %s/%d failed", msg.topic(), msg.partition()
+                        )
 
-        self.produce(topic, on_delivery=report, **record)
+            return report
+
+        for i, record in enumerate(records):
+            self.produce(topic, on_delivery=reporter(i), **record)
         deadline = time.monotonic() + timeout
-        while not reports and (left := deadline - time.monotonic()) > 0:
+        while len(reports) < len(records) and (left := deadline - time.monotonic()) > 0:
             self._producer.poll(min(left, 0.1))
         with lock:
             waiting[0] = False
-            got = list(reports)
-        if not got:
-            raise OutcomeUnknown(
-                f"Kafka did not report on the record within {timeout} s: "
-                "it may yet be written, or not"
-            )
-        [(err, delivered)] = got
-        if err is not None:
-            raise KafkaException(err)
-        return delivered
+            got = dict(reports)
+        return [_outcome(got.get(i), timeout) for i in range(len(records))]
 
     def partitions(self, topic: str, timeout: float = 10.0) -> list[int]:
         """The topic's partitions as the broker knows them now; none if it has no such topic."""
@@ -125,3 +139,14 @@ class CheckedProducer:
     def _delivered(self, err: object, msg: object) -> None:
         if err is not None:
             self._errors.append(str(err))
+
+
+def _outcome(
+    report: tuple[KafkaError | None, KafkaMessage] | None, timeout: float
+) -> KafkaMessage | Exception:
+    if report is None:
+        return OutcomeUnknown(
+            f"Kafka did not report on the record within {timeout} s: it may yet be written, or not"
+        )
+    err, delivered = report
+    return delivered if err is None else KafkaException(err)

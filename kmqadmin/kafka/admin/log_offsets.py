@@ -4,7 +4,8 @@ error is a GroupError naming the topic, never a hang. And the one way
 Kafka has to remove records before retention does: moving a log's first
 offset (DeleteRecords)."""
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
 from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
@@ -70,26 +71,34 @@ class LogOffsets:
         asked = [TopicPartition(t, p, offset) for (t, p), offset in offsets.items()]
         if not asked:
             return {}
-        try:
-            futures = self._admin.delete_records(asked, request_timeout=self.timeout_s)
-            return {
-                (tp.topic, tp.partition): f.result(self.timeout_s).low_watermark
-                for tp, f in futures.items()
-            }
-        except (KafkaException, TimeoutError) as exc:
-            raise GroupError(
-                f"deleting records of {sorted({t for t, _ in offsets})}: {exc}"
-            ) from None
+        return self._answers(
+            f"deleting records of {sorted({t for t, _ in offsets})}",
+            lambda: self._admin.delete_records(asked, request_timeout=self.timeout_s),
+            lambda answer: answer.low_watermark,
+        )
 
     def _list(self, partitions: Iterable[Partition], spec: OffsetSpec) -> dict[Partition, int]:
         asked = {TopicPartition(t, p): spec for t, p in partitions}
         if not asked:
             return {}
+        return self._answers(
+            f"log offsets of {sorted({tp.topic for tp in asked})}",
+            lambda: self._admin.list_offsets(asked, request_timeout=self.timeout_s),
+            lambda answer: answer.offset,
+        )
+
+    def _answers(
+        self,
+        doing: str,
+        ask: Callable[[], Mapping[TopicPartition, Future]],
+        offset_of: Callable[[Any], int],
+    ) -> dict[Partition, int]:
+        """Each partition's answer, waited for within the time limit; a
+        broker's refusal or silence is a GroupError saying what was asked."""
         try:
-            futures = self._admin.list_offsets(asked, request_timeout=self.timeout_s)
             return {
-                (tp.topic, tp.partition): f.result(self.timeout_s).offset
-                for tp, f in futures.items()
+                (tp.topic, tp.partition): offset_of(f.result(self.timeout_s))
+                for tp, f in ask().items()
             }
         except (KafkaException, TimeoutError) as exc:
-            raise GroupError(f"log offsets of {sorted({t for t, _ in asked})}: {exc}") from None
+            raise GroupError(f"{doing}: {exc}") from None

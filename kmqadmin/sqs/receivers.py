@@ -247,11 +247,13 @@ class Receiver:
                 _act(client, job, message)
             except LockExpired:
                 reasons.append(LOCK_GONE)
-            else:
-                reasons.append(None)
-                acted[i] = message
-            if job.kind == "extend":
-                self._held[(r.partition, r.offset)] = (message, time.monotonic() + job.ms / 1000)
+                self._held.pop((r.partition, r.offset), None)
+                continue
+            reasons.append(None)
+            acted[i] = message
+            if job.kind == "extend":  # renewed for the group's whole lock duration
+                until = time.monotonic() + self.config.message_timeout_ms / 1000
+                self._held[(r.partition, r.offset)] = (message, until)
             else:
                 self._held.pop((r.partition, r.offset), None)
         late = {id(m) for m, _ in _refusals(client.flush)}

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from celery import Celery
 
-app = Celery("sqs_tasks")
+# Not the process's current app: a test process that imports this module
+# runs kmqadmin's own jobs too, which must keep kmqadmin's broker.
+app = Celery("sqs_tasks", set_as_current=False)
 app.conf.update(
     broker_url=os.environ.get("KMQ_TEST_CELERY_BROKER", "sqs://"),
     broker_transport_options={

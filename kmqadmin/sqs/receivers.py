@@ -7,12 +7,14 @@ The client is a member of the queue's worker group like any worker, so the
 web process consumes only the partitions the group gives it. It polls only
 while requests wait, and closes after IDLE_S without any, giving its
 partitions back to the group's other members (a member that does not poll
-holds up a rebalance of its group, at most that long). Each poll is
-settled (starts on the broker, offsets committed) before its messages are
-handed out. One polled for a request that timed out meanwhile waits up to
-READY_S for the next request; then, or if its request's client hung up, it
-is released: redelivered, counting as a delivery, as SQS counts a message
-received but never seen.
+holds up a rebalance of its group, at most that long). A new client joins
+its group before it gets a record, so a short poll (WaitTimeSeconds 0, SQS's
+default) on one waits up to WARMING_S for what is already on the queue.
+Each poll is settled (starts on the broker, offsets committed) before its
+messages are handed out. One polled for a request that timed out meanwhile
+waits up to READY_S for the next request; then, or if its request's client
+hung up, it is released: redelivered, counting as a delivery, as SQS counts
+a message received but never seen.
 
 On a share queue the client is a share group member, and only it can
 acknowledge what it acquired: the receiver keeps what it handed out until
@@ -44,6 +46,10 @@ POLL_S = 0.2  # one poll's wait: how soon a new request is noticed by a busy pol
 MAX_POLL = 500
 SETTLE_S = 35.0  # past a QueueClient.flush's own 30 s
 READY_S = 1.0  # a message polled for a request that left waits this long for another
+# A client just made joins its group before it gets a record: a short poll on
+# it waits this long at most for what is already on the queue, so repeated
+# short polls of a quiet queue (each finding its client closed) get it too.
+WARMING_S = 5.0
 
 
 @dataclass(eq=False)
@@ -90,17 +96,20 @@ class Receiver:
         # Share: handed out, by (partition, offset), with when its lock runs out.
         self._held: dict[tuple[int, int], tuple[Message, float]] = {}
         self._thread: threading.Thread | None = None
+        self._client_since: float | None = None  # when the thread's client was made
 
     async def receive(self, wants: int, wait_s: float) -> list[Message]:
         """Up to ``wants`` messages, as soon as any have come, or none after
         ``wait_s``. Messages given to it after it was cancelled go back."""
         waiter = Waiter(wants, asyncio.get_running_loop())
         with self._changed:
+            warming = self._warming_s()
             self._waiters.append(waiter)
             self._start()
             self._changed.notify()
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter.future), max(wait_s, POLL_S * 2))
+            wait = max(wait_s, POLL_S * 2, warming)
+            return await asyncio.wait_for(asyncio.shield(waiter.future), wait)
         except TimeoutError:
             if self._withdrawn(waiter):
                 return []
@@ -113,6 +122,12 @@ class Receiver:
                 if not waiter.future.cancelled():
                     self.release(waiter.future.result())
             raise
+
+    def _warming_s(self) -> float:
+        """How much longer the client may still be joining its group."""
+        if self._client_since is None:
+            return WARMING_S
+        return max(0.0, self._client_since + WARMING_S - time.monotonic())
 
     def _withdrawn(self, waiter: Waiter) -> bool:
         """Taken out of the queue of waiters: True if no messages were
@@ -156,13 +171,16 @@ class Receiver:
         client: QueueClient | None = None
         try:
             while self._wait_for_waiters():
-                client = client or QueueClient(self.config)
+                if client is None:
+                    client = QueueClient(self.config)
+                    self._client_since = time.monotonic()
                 self._serve(client)
         except Exception as exc:
             topic = self.config.topic
             log.exception("the SQS receiver of %s failed; a next request starts another", topic)
             with self._changed:
                 settling, self._settling = self._settling, []
+                self._client_since = None
             for job in settling:
                 job.done.set_exception(exc)
         finally:
@@ -179,7 +197,7 @@ class Receiver:
                 return True
             if self._ready or self._holding():
                 return True
-            self._thread = None
+            self._thread, self._client_since = None, None
             return False
 
     def _holding(self) -> bool:

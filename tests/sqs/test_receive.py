@@ -201,3 +201,16 @@ def test_records_of_other_producers_are_received_or_moved_aside_never_garbled(
     )
     assert letter.value() == b"\xff\xfe not text"
     assert b"UTF-8" in dict(letter.headers())[h.DLQ_DETAIL]
+
+
+def test_a_short_poll_of_a_queue_no_one_received_from_lately_gets_its_message(
+    web: Web, tracked: tuple[str, str]
+) -> None:
+    """The receiver's client is made by that poll and joins its group first:
+    before, the poll answered nothing after 0.4 s, and so did every later
+    one spaced past the receiver's idle close (moto's conformance tests)."""
+    _, url = tracked
+    client = sqs(web, "worker")
+    sent = client.send_message(QueueUrl=url, MessageBody="waiting")["MessageId"]
+    got = client.receive_message(QueueUrl=url)  # WaitTimeSeconds 0: a short poll
+    assert [m["MessageId"] for m in got.get("Messages", [])] == [sent]

@@ -13,9 +13,6 @@ a queue of its own. As SQS does, a queue is purged at most once a minute.
 from datetime import timedelta
 from typing import Any
 
-from django.utils import timezone
-
-from kmqadmin.console.models import AuditEntry
 from kmqadmin.console.services import audit
 from kmqadmin.kafka.admin.log_offsets import LogAdmin
 
@@ -30,7 +27,7 @@ ONCE_IN = timedelta(seconds=60)
 
 def purge_queue(params: Params, caller: Caller) -> dict[str, Any]:
     queue, _ = lookup(params)
-    if _purged_recently(queue.topic):
+    if audit.done_within(ACTION, queue.topic, ONCE_IN):
         raise SqsError(
             "PurgeQueueInProgress",
             f"Only one PurgeQueue operation on {queue.topic} is allowed every 60 seconds.",
@@ -46,12 +43,3 @@ def purge_queue(params: Params, caller: Caller) -> dict[str, Any]:
             "first offsets": {p: o for (_, p), o in starts.items()},
         }
     return {}
-
-
-def _purged_recently(topic: str) -> bool:
-    return AuditEntry.objects.filter(
-        action=ACTION,
-        target=topic,
-        status=AuditEntry.Status.DONE,
-        at__gte=timezone.now() - ONCE_IN,
-    ).exists()

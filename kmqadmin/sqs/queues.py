@@ -14,9 +14,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
-from kmqadmin.console.models import AuditEntry, Queue, SqsQueue
+from kmqadmin.console.models import Queue, SqsQueue
 from kmqadmin.console.services import audit
 from kmqadmin.console.services.roles import Role
 from kmqadmin.kafka.admin.topics import delete_topics
@@ -51,12 +50,7 @@ def create_queue(params: Params, caller: Caller) -> dict[str, Any]:
 def _create(
     name: str, attributes: dict[str, str], wanted_tags: dict[str, str], caller: Caller
 ) -> None:
-    if AuditEntry.objects.filter(
-        action="sqs.DeleteQueue",
-        target=name,
-        status=AuditEntry.Status.DONE,
-        at__gte=timezone.now() - DELETED_RECENTLY,
-    ).exists():
+    if audit.done_within("sqs.DeleteQueue", name, DELETED_RECENTLY):
         raise SqsError(
             "QueueDeletedRecently",
             "You must wait 60 seconds after deleting a queue before you can create "

@@ -12,9 +12,11 @@ is one entry with its outcome (``record``).
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
@@ -81,6 +83,14 @@ def record(
         status=Status.FAILED if error else Status.DONE,
         error=error,
     )
+
+
+def done_within(action: str, target: str, within: timedelta) -> bool:
+    """Whether ``action`` on ``target`` was done in the last ``within``: the
+    SQS endpoint's once-a-minute rules (DeleteQueue, PurgeQueue) read it."""
+    return AuditEntry.objects.filter(
+        action=action, target=target, status=Status.DONE, at__gte=timezone.now() - within
+    ).exists()
 
 
 @contextmanager

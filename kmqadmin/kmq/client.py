@@ -132,7 +132,7 @@ class QueueClient(Closing):
         handed: dict[int, list[int]] = {}  # partition -> offsets started, in order
         rejects: dict[int, list[dict]] = {}
         messages: list[Message] = []
-        offsets, current = [], -1
+        offsets, current, first, deleted = [], -1, -1, 0
         for record in records:
             if (error := record.error()) is not None:
                 self._raise_unless_benign(error)
@@ -140,6 +140,10 @@ class QueueClient(Closing):
             partition, offset = record.partition(), record.offset()
             if partition != current:
                 offsets, current = handed.setdefault(partition, []), partition
+                first = self._log_start(partition)
+            if offset < first:
+                deleted += 1
+                continue
             offsets.append(offset)
             try:
                 record_headers = read_headers(record)
@@ -151,6 +155,13 @@ class QueueClient(Closing):
                 continue
             count = self._delivery_count(record, record_headers) if record_headers else 1
             messages.append(Message(record, count, partition, offset))
+        if deleted:
+            log.info(
+                "%s: %d records deleted since they were fetched, skipped",
+                self.config.topic,
+                deleted,
+            )
+            handed = {p: offsets for p, offsets in handed.items() if offsets}
         if self._compact:
             self._start_ranges(handed)
             self._produce_markers(rejects, "reject")
@@ -242,6 +253,16 @@ class QueueClient(Closing):
 
     def _lost(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self._started.forget(tp.partition for tp in partitions)
+
+    def _log_start(self, partition: int) -> int:
+        """The partition's first offset as the last fetch reply gave it. A
+        record polled below it was deleted after it was fetched (a purge's
+        DeleteRecords, retention): it is gone for everyone, so not handed out."""
+        tp = TopicPartition(self.config.topic, partition)
+        try:
+            return self._consumer.get_watermark_offsets(tp, cached=True)[0]
+        except KafkaException:  # not known yet: nothing is known deleted
+            return -1
 
     def _start_each(self, handed: dict[int, list[int]], rejects: dict[int, list[dict]]) -> None:
         """kmq's steps 2-4: a start marker per message, one wait, one commit."""

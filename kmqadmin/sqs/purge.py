@@ -2,8 +2,12 @@
 log's first offset (DeleteRecords). Purging moves the queue topic's to its
 end: workers, SQS receivers and Kafka consumers alike start from there, and
 the tracker skips an in-flight message that is no longer in the topic when
-it falls due (kmq/redeliverer.py, "gone"). So a purged message is never
-received again, in flight or not, as in SQS.
+it falls due (kmq/redeliverer.py, "gone"), and a client skips records it
+fetched before the purge once a fetch reply gives it the new first offset
+(QueueClient._log_start). So a purged message is never received again, in
+flight or not, as in SQS. On a share-group queue, what a consumer acquired
+before the purge may still be handed out once: a share fetch reply does not
+carry the log's first offset.
 
 Not purged: messages sent with DelaySeconds still waiting in the queue's
 scheduler (they come onto the queue when due), and the dead-letter queue,

@@ -7,6 +7,7 @@ from collections import Counter
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from kmqadmin.kafka.admin.log_offsets import LogAdmin
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import (
@@ -54,6 +55,28 @@ def test_a_poll_hands_out_what_arrived_without_waiting_for_a_full_batch(
         assert time.monotonic() - started < 60  # the group join included
         assert sorted(m.value for m in got) == [b"m0", b"m1", b"m2"]
         client.ack_all(got)
+
+
+def test_records_deleted_after_they_were_fetched_are_never_handed_out(queue: QueueConfig) -> None:
+    """A purge (DeleteRecords) moves the logs' first offsets past records a
+    client has already fetched into its local queue: they are gone for every
+    reader, so this one does not hand them out either; what comes after does."""
+    send(queue, 30)
+    with QueueClient(queue) as client:
+        taken: list = []
+        wait_for(lambda: taken.extend(client.poll(1, 0.2)) or taken, 30, "the first message")
+        logs = LogAdmin(queue.bootstrap_servers).logs
+        logs.delete_before(logs.latest(logs.partitions(queue.topic)))
+        producer = QueueProducer(queue)
+        producer.send(value=b"after", key=b"k")
+        producer.flush()
+        got: list = []
+        wait_for(
+            lambda: got.extend(client.poll(500, 0.2)) or b"after" in [m.value for m in got],
+            30,
+            "the message sent after the purge",
+        )
+        assert [m.value for m in got] == [b"after"]
 
 
 def test_unacked_message_is_redelivered_with_headers(

@@ -11,13 +11,13 @@ MAX_ENTRIES = 10
 ID = re.compile(r"[\w-]{1,80}", re.ASCII)
 
 
-def entries(raw: Any) -> list[dict[str, Any]]:
-    """The entries, if SQS would take the batch at all: 1 to 10 of them,
-    each with an Id of its own."""
+def entries(raw: Any, action: str) -> list[dict[str, Any]]:
+    """The entries of SQS action ``action``'s batch, if SQS would take it
+    at all: 1 to 10 of them, each with an Id of its own."""
     if not raw:
         raise SqsError(
             "EmptyBatchRequest",
-            "There should be at least one entry in the request.",
+            f"There should be at least one {action}RequestEntry in the request.",
             code="AWS.SimpleQueueService.EmptyBatchRequest",
         )
     if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):

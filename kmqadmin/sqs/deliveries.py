@@ -73,7 +73,7 @@ def _one(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any
 def _batch(params: Params, caller: Caller, action: str, act: Act) -> dict[str, Any]:
     queue, _ = lookup(params)
     asked, failed = [], []
-    for found in batches.entries(params.get("Entries")):
+    for found in batches.entries(params.get("Entries"), action.removeprefix("sqs.")):
         try:
             asked.append((found["Id"], _receipt(found, queue), *act(found)))
         except SqsError as exc:

@@ -4,7 +4,8 @@ record's headers so a Kafka consumer reads them too.
 Each attribute is a header of its own name holding its value (UTF-8 text
 for String and Number, the bytes themselves for Binary); one more header,
 ``sqs-attribute-types``, keeps each one's data type (``Number.float``,
-say), so a receive gives back the types that were sent.
+say), so a receive gives back the types that were sent. The one system
+attribute a sender gives, AWSTraceHeader, is kept in ``sqs-aws-trace-header``.
 """
 
 import base64
@@ -18,6 +19,8 @@ from typing import Any
 from .errors import FORBIDDEN, SqsError, invalid_parameter_value
 
 TYPES_HEADER = "sqs-attribute-types"
+TRACE = "AWSTraceHeader"
+TRACE_HEADER = "sqs-aws-trace-header"
 MAX_ATTRIBUTES = 10
 MAX_NAME = 256
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -56,6 +59,19 @@ def given(raw: Any) -> dict[str, Attribute]:
     return {_name(name): _attribute(name, value) for name, value in raw.items()}
 
 
+def system(raw: Any) -> dict[str, Attribute]:
+    """A request's MessageSystemAttributes: SQS takes one, AWSTraceHeader
+    (X-Ray's trace header), a String."""
+    if not raw:
+        return {}
+    if not isinstance(raw, dict) or set(raw) != {TRACE}:
+        raise invalid_parameter_value(f"MessageSystemAttributes takes {TRACE} only.")
+    attribute = _attribute(TRACE, raw[TRACE])
+    if attribute.data_type != "String":
+        raise _bad(TRACE, "must be of type String")
+    return {TRACE: attribute}
+
+
 def as_headers(attributes: dict[str, Attribute]) -> list[tuple[str, bytes]]:
     if not attributes:
         return []
@@ -76,11 +92,11 @@ def _name(name: object) -> str:
         or name.endswith(".")
         or ".." in name
     ):
-        raise SqsError(
-            "InvalidAttributeName",
-            f"Message attribute name '{str(name)[:100]}' is invalid: names are letters, digits, "
-            "_ - and . (not first, last or doubled), at most 256, not starting AWS., Amazon., "
-            "kmq- or sqs-.",
+        raise invalid_parameter_value(
+            f"The message attribute name '{str(name)[:100]}' is invalid. Attribute name can "
+            "contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters; "
+            "here also: not starting or ending with a period, no two in a row, at most 256, "
+            "not starting AWS., Amazon., kmq- or sqs-."
         )
     return name
 
@@ -90,7 +106,11 @@ def _attribute(name: str, raw: object) -> Attribute:
         raise _bad(name, "must be an object with DataType and a value")
     data_type = raw.get("DataType")
     if not isinstance(data_type, str) or not DATA_TYPE.fullmatch(data_type):
-        raise _bad(name, "has no DataType String, Number or Binary (with an optional .label)")
+        raise _bad(
+            name,
+            "has an invalid message attribute type, the set of supported type prefixes is "
+            "Binary, Number, and String",
+        )
     if data_type.startswith("Binary"):
         return Attribute(data_type, _binary(name, raw.get("BinaryValue")))
     text = raw.get("StringValue")

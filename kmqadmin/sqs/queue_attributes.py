@@ -5,7 +5,8 @@ VisibilityTimeout is the queue's message timeout; a RedrivePolicy's
 maxReceiveCount is its max redeliveries + 1 and its deadLetterTargetArn its
 DLQ topic (any queue's, so an SQS DLQ made with CreateQueue works, or the
 queue's own ``__undelivered`` topic). A kmqadmin queue always dead-letters,
-so it always has a RedrivePolicy. The counts come from what the dashboard
+so it always has a RedrivePolicy (an empty one given puts back the defaults).
+The counts come from what the dashboard
 shows (queue_stats): offsets and the in-flight view, no topic read.
 """
 
@@ -23,7 +24,7 @@ from kmqadmin.kmq import QueueConfig, names
 
 from . import queue_names
 from .caller import Caller
-from .errors import SqsError
+from .errors import SqsError, invalid_parameter_value
 from .params import Params, string_map, strings
 from .registered import lookup
 
@@ -35,6 +36,18 @@ KEPT = {
     "ReceiveMessageWaitTimeSeconds": ("receive_message_wait_time_seconds", 0, 20),
 }
 SETTABLE = {*KEPT, "VisibilityTimeout", "RedrivePolicy", "FifoQueue", "SqsManagedSseEnabled"}
+# SQS's other attributes: none is ever set here (an access policy or a KMS key
+# that had no effect would mislead), so giving one is refused with that
+# reason, giving it empty changes nothing, and reading one answers nothing.
+NOT_OFFERED = {
+    "Policy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "RedriveAllowPolicy",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+}
 COUNTS = {
     "ApproximateNumberOfMessages",
     "ApproximateNumberOfMessagesNotVisible",
@@ -52,10 +65,12 @@ FIELDS = {"message_timeout_ms": "VisibilityTimeout", "max_redeliveries": "Redriv
 def given(params: Params) -> dict[str, str]:
     """The Attributes of a request, each one SQS lets a client set."""
     attributes = string_map(params, "Attributes")
-    for name in attributes:
-        if name not in SETTABLE:
+    for name, value in attributes.items():
+        if name in NOT_OFFERED and value:
+            raise _invalid(name, value, "not offered by this endpoint")
+        if name not in SETTABLE | NOT_OFFERED:
             raise _unknown(name)
-    return attributes
+    return {name: value for name, value in attributes.items() if name not in NOT_OFFERED}
 
 
 def apply(queue: Queue, sqs: SqsQueue, attributes: dict[str, str]) -> None:
@@ -64,8 +79,8 @@ def apply(queue: Queue, sqs: SqsQueue, attributes: dict[str, str]) -> None:
         if name in KEPT:
             field, low, high = KEPT[name]
             setattr(sqs, field, _number(name, value, low, high))
-        elif name == "VisibilityTimeout":
-            queue.message_timeout_ms = _number(name, value, 0, MAX_VISIBILITY_S) * 1000
+        elif name == "VisibilityTimeout":  # 0 is SQS's too, but the tracker needs a timeout
+            queue.message_timeout_ms = _number(name, value, 1, MAX_VISIBILITY_S) * 1000
         elif name == "RedrivePolicy":
             _redrive(queue, value)
         elif value.lower() != "false":  # FifoQueue, SqsManagedSseEnabled
@@ -116,7 +131,7 @@ def current(queue: Queue, sqs: SqsQueue, wanted: set[str]) -> dict[str, str]:
 def get_queue_attributes(params: Params, caller: Caller) -> dict[str, Any]:
     queue, sqs = lookup(params)
     asked = set(strings(params, "AttributeNames"))
-    for name in asked - READABLE - {"All"}:
+    for name in asked - READABLE - NOT_OFFERED - {"All"}:
         raise _unknown(name)
     values = current(queue, sqs, READABLE if "All" in asked else asked)
     return {"Attributes": values} if values else {}
@@ -158,6 +173,12 @@ def _delayed(config: QueueConfig) -> int:
 
 
 def _redrive(queue: Queue, value: str) -> None:
+    """An empty policy, which removes SQS's, puts back the defaults: the
+    queue's own DLQ topic after the default redeliveries."""
+    if value == "":
+        queue.dlq_topic_override = ""
+        queue.max_redeliveries = Queue._meta.get_field("max_redeliveries").get_default()
+        return
     policy = _policy(value)
     if policy is None:
         raise _invalid(
@@ -169,8 +190,14 @@ def _redrive(queue: Queue, value: str) -> None:
     target = queue_names.from_arn(policy.get("deadLetterTargetArn"), "RedrivePolicy")
     if target == queue.topic:
         raise _invalid("RedrivePolicy", value, "a queue cannot be its own dead-letter queue")
+    own = target == names.dlq_topic(queue.topic)
+    if not own and not Queue.objects.filter(cluster=queue.cluster, topic=target).exists():
+        raise invalid_parameter_value(
+            f"Value {value[:300]} for parameter RedrivePolicy is invalid. "
+            "Reason: Dead-letter target does not exist."
+        )
     queue.max_redeliveries = count - 1
-    queue.dlq_topic_override = "" if target == names.dlq_topic(queue.topic) else target
+    queue.dlq_topic_override = "" if own else target
 
 
 def _policy(value: str) -> dict | None:

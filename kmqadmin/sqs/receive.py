@@ -3,13 +3,14 @@ thread (receivers.py), each in flight from then on: a kmq delivery whose
 start marker the tracker redelivers after the queue's visibility timeout,
 or a share delivery the broker locks for it.
 
-Each message as SQS gives it: its MessageId (``sqs-message-id``, else its
-kmq-id), a ReceiptHandle naming the delivery (receipts.py), its body and
-its digest, the system attributes asked for, and the message attributes
-asked for, rebuilt from the record's headers with the types they were sent
-with. A record no SQS client could read (a body that is not UTF-8 text in
-SQS's characters, written by another Kafka producer) is rejected to the
-DLQ with the reason, never handed out garbled and never lost.
+Each message as SQS gives it: its MessageId (``sqs-message-id``, else the
+UUID its kmq-id names, send.message_id), a ReceiptHandle naming the
+delivery (receipts.py), its body and its digest, the system attributes
+asked for, and the message attributes asked for, rebuilt from the record's
+headers with the types they were sent with. A record no SQS client could
+read (a body that is not UTF-8 text in SQS's characters, written by
+another Kafka producer) is rejected to the DLQ with the reason, never
+handed out garbled and never lost.
 """
 
 import base64
@@ -19,24 +20,32 @@ from typing import Any
 
 from kmqadmin.console.models import Queue, SqsQueue
 from kmqadmin.console.services import audit
+from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq.message import Message
 
 from . import digests
 from .caller import Caller
 from .errors import FORBIDDEN
-from .message_attributes import TYPES_HEADER, Attribute
+from .message_attributes import TRACE_HEADER, TYPES_HEADER, Attribute
 from .params import Params, integer, strings
 from .receipts import Receipt
 from .receivers import receiver
 from .registered import lookup
-from .send import GROUP_HEADER, ID_HEADER
+from .send import GROUP_HEADER, ID_HEADER, SENDER_HEADER, message_id
 from .settling import check_extend, settler
 from .threads import in_thread
 
 log = logging.getLogger(__name__)
 
-SYSTEM_ATTRIBUTES = ("SentTimestamp", "ApproximateReceiveCount", "MessageGroupId")
+SYSTEM_ATTRIBUTES = (
+    "SentTimestamp",
+    "SenderId",
+    "ApproximateReceiveCount",
+    "ApproximateFirstReceiveTimestamp",
+    "MessageGroupId",
+    "AWSTraceHeader",
+)
 
 
 async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
@@ -55,9 +64,9 @@ async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
         return {}
     try:
         messages = await in_thread(_handed_out, queue, config, got, visibility_s, caller)
-        return {
-            "Messages": [_rendered(queue.topic, m, system, wanted_attributes) for m in messages]
-        }
+        now = str(now_ms())
+        rendered = [_rendered(queue.topic, m, system, wanted_attributes, now) for m in messages]
+        return {"Messages": rendered}
     except BaseException:  # the client hung up, or Kafka or the audit log failed: not given
         receiver(config).release(got)
         raise
@@ -123,13 +132,18 @@ def _unreadable(message: Message) -> str | None:
     return None
 
 
-def _rendered(topic: str, message: Message, system: set[str], wanted: list[str]) -> dict[str, Any]:
+def _rendered(
+    topic: str, message: Message, system: set[str], wanted: list[str], now: str
+) -> dict[str, Any]:
+    """SQS's shape of it. ApproximateFirstReceiveTimestamp is known for a
+    first delivery (``now``) only: a redelivery's first receive is in no
+    record, so it is left out rather than made up."""
     headers = {name: value or b"" for name, value in message.headers}
     body = (message.value or b"").decode()
     rendered: dict[str, Any] = {
         "MessageId": headers[ID_HEADER].decode(errors="replace")
         if ID_HEADER in headers
-        else message.id,
+        else message_id(message.id),
         "ReceiptHandle": Receipt(
             topic, message.partition, message.offset, message.delivery_count
         ).handle(),
@@ -138,8 +152,11 @@ def _rendered(topic: str, message: Message, system: set[str], wanted: list[str])
     }
     values = {
         "SentTimestamp": str(message.timestamp),
+        "SenderId": headers.get(SENDER_HEADER, b"").decode(errors="replace"),
         "ApproximateReceiveCount": str(message.delivery_count),
+        "ApproximateFirstReceiveTimestamp": now if message.delivery_count == 1 else "",
         "MessageGroupId": headers.get(GROUP_HEADER, b"").decode(errors="replace"),
+        "AWSTraceHeader": headers.get(TRACE_HEADER, b"").decode(errors="replace"),
     }
     shown = {name: values[name] for name in system if values.get(name)}
     if shown:

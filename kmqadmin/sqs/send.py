@@ -2,15 +2,18 @@
 then written to the queue topic as a queue producer writes it, and answered
 once the broker has it.
 
-The MessageId is the message's kmq-id (``<topic>/<partition>/<offset>``),
-the address the console shows it under. A delayed message (DelaySeconds,
-the message's or the queue's) is a schedule on the queue's schedules topic,
-fired onto the queue by its scheduler when due: it has no coordinates yet,
-so its MessageId is a UUID it carries in ``sqs-message-id``, and the queue
-is switched to taking delayed sends (its topic and scheduler) the first
-time one comes. MessageGroupId, where given, is
-the record's key, so one group's messages share a partition and keep
-their order. A batch's entries are checked one by one: a bad entry is
+The MessageId is a UUID named by the message's kmq-id
+(``<topic>/<partition>/<offset>``, the address the console shows it under;
+the audit entry of its send pairs the two): the same on every receive, and, like SQS's, usable as a
+batch entry Id, which a "/" is not (clients delete a batch by MessageId). A
+delayed message (DelaySeconds, the message's or the queue's) is a schedule
+on the queue's schedules topic, fired onto the queue by its scheduler when
+due: it has no coordinates yet, so its MessageId is a random UUID it
+carries in ``sqs-message-id``, and the queue is switched to taking
+delayed sends (its topic and scheduler) the first time one comes.
+MessageGroupId, where given, is the record's key, so one group's messages
+share a partition and keep their order. The sending key is SenderId
+(``sqs-sender-id``). A batch's entries are checked one by one: a bad entry is
 answered in Failed with its own code and the others are still sent. One
 audit entry per request names the key and every message it wrote.
 """
@@ -39,13 +42,20 @@ from .errors import (
     service_unavailable,
 )
 from .message_attributes import Attribute
-from .params import Params, integer
+from .params import Params
 from .registered import lookup
 
 MAX_BATCH_BYTES = 1_048_576
 FLUSH_S = 10.0
 GROUP_HEADER = "sqs-message-group-id"
 ID_HEADER = "sqs-message-id"
+SENDER_HEADER = "sqs-sender-id"  # the access key that sent it: SQS's SenderId
+_IDS = uuid.uuid5(uuid.NAMESPACE_DNS, "sqs.kmqadmin")
+
+
+def message_id(kmq_id: str) -> str:
+    """The MessageId SQS clients see for the message ``kmq_id`` names."""
+    return str(uuid.uuid5(_IDS, kmq_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +65,14 @@ class Outgoing:
     group: str | None
     delay_s: int
     uuid: str  # its MessageId when delayed
+    sender: str  # the access key sending it
+    system: dict[str, Attribute]  # MessageSystemAttributes: AWSTraceHeader, if given
 
     def headers(self) -> dict[str, bytes]:
         found = dict(message_attributes.as_headers(self.attributes))
+        found[SENDER_HEADER] = self.sender.encode()
+        if trace := self.system.get(message_attributes.TRACE):
+            found[message_attributes.TRACE_HEADER] = trace.value
         if self.group is not None:
             found[GROUP_HEADER] = self.group.encode()
         if self.delay_s:
@@ -74,16 +89,22 @@ class Outgoing:
         headers = sum(len(k) + len(v) for k, v in self.headers().items())
         return len(self.body.encode()) + key + headers
 
-    def answer(self, message_id: str) -> dict[str, Any]:
-        sent = {"MessageId": message_id, "MD5OfMessageBody": digests.of_body(self.body)}
+    def answer(self, written: str) -> dict[str, Any]:
+        """``written``: its kmq-id, or its UUID when delayed."""
+        sent = {
+            "MessageId": written if self.delay_s else message_id(written),
+            "MD5OfMessageBody": digests.of_body(self.body),
+        }
         if (attributes := digests.of_attributes(self.attributes)) is not None:
             sent["MD5OfMessageAttributes"] = attributes
+        if (system := digests.of_attributes(self.system)) is not None:
+            sent["MD5OfMessageSystemAttributes"] = system
         return sent
 
 
 def send_message(params: Params, caller: Caller) -> dict[str, Any]:
     queue, sqs = lookup(params)
-    message = checked(params, sqs, clients.record_limit(queue.config()))
+    message = checked(params, sqs, clients.record_limit(queue.config()), caller)
     [written] = _write(queue, [message], caller)
     if isinstance(written, SqsError):
         raise written
@@ -97,7 +118,7 @@ def send_message_batch(params: Params, caller: Caller) -> dict[str, Any]:
     failed, ready = [], []
     for entry in entries:
         try:
-            ready.append((entry["Id"], checked(entry, sqs, limit)))
+            ready.append((entry["Id"], checked(entry, sqs, limit, caller)))
         except SqsError as exc:
             failed.append(batches.failure(entry["Id"], exc))
     successful = []
@@ -110,7 +131,7 @@ def send_message_batch(params: Params, caller: Caller) -> dict[str, Any]:
     return {"Successful": successful, "Failed": failed}
 
 
-def checked(params: Params, sqs: SqsQueue, record_limit: int) -> Outgoing:
+def checked(params: Params, sqs: SqsQueue, record_limit: int, caller: Caller) -> Outgoing:
     """One message as SQS would take it, or the error SQS gives. It must
     also fit a record of the queue topic (``record_limit`` bytes of value,
     key and headers), which may take less than SQS's 1 MiB."""
@@ -130,7 +151,12 @@ def checked(params: Params, sqs: SqsQueue, record_limit: int) -> Outgoing:
             "One or more parameters are invalid. Reason: Message must be shorter than "
             f"{sqs.maximum_message_size} bytes."
         )
-    delay = integer(params, "DelaySeconds", 0, 900)
+    delay = params.get("DelaySeconds")
+    if delay is not None and (type(delay) is not int or not 0 <= delay <= 900):
+        raise invalid_parameter_value(
+            f"Value {str(delay)[:40]} for parameter DelaySeconds is invalid. "
+            "Reason: DelaySeconds must be >= 0 and <= 900."
+        )
     if params.get("MessageDeduplicationId") is not None:
         raise invalid_parameter_value(
             "The request include parameter that is not valid for this queue type: "
@@ -140,7 +166,16 @@ def checked(params: Params, sqs: SqsQueue, record_limit: int) -> Outgoing:
     if group is not None and (not isinstance(group, str) or not batches.ID.fullmatch(group)):
         raise invalid_parameter_value("MessageGroupId must be 1 to 80 letters, digits, _ or -.")
     delay_s = delay if delay is not None else sqs.delay_seconds
-    message = Outgoing(body, attributes, group, delay_s, str(uuid.uuid4()))
+    system = message_attributes.system(params.get("MessageSystemAttributes"))
+    message = Outgoing(
+        body,
+        attributes,
+        group,
+        delay_s,
+        uuid=str(uuid.uuid4()),
+        sender=caller.key_id,
+        system=system,
+    )
     if (record := message.size()) > record_limit:
         raise invalid_parameter_value(
             f"One or more parameters are invalid. Reason: the message is {record} bytes as a "
@@ -150,7 +185,7 @@ def checked(params: Params, sqs: SqsQueue, record_limit: int) -> Outgoing:
 
 
 def _entries(raw: Any) -> list[dict[str, Any]]:
-    entries = batches.entries(raw)
+    entries = batches.entries(raw, "SendMessageBatch")
     size = sum(len(str(entry.get("MessageBody", "")).encode()) for entry in entries)
     if size > MAX_BATCH_BYTES:
         raise SqsError(
@@ -163,9 +198,10 @@ def _entries(raw: Any) -> list[dict[str, Any]]:
 
 
 def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str | SqsError]:
-    """Each written and confirmed, in order: its MessageId, or the error
-    Kafka gave it (503: written or not, the client should look before it
-    sends again), so one failure does not hide what the others did."""
+    """Each written and confirmed, in order: its kmq-id (its UUID if
+    delayed), or the error Kafka gave it (503: written or not, the client
+    should look before it sends again), so one failure does not hide what
+    the others did."""
     if not messages:
         return []
     after: dict[str, Any] = {"key": caller.key_id}
@@ -183,9 +219,22 @@ def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str |
             except KafkaException as exc:
                 pairs = zip(messages, results, strict=True)
                 results = [_unconfirmed(exc) if m.delay_s else r for m, r in pairs]
-        shown = [r if isinstance(r, str) else f"unconfirmed: {r.message}" for r in results]
-        entry.after = {**after, "messages": shown}
+        entry.after = {**after, "messages": _shown(messages, results)}
     return results
+
+
+def _shown(messages: list[Outgoing], results: list[str | SqsError]) -> dict[str, str]:
+    """For the audit log: each MessageId a client was given (or the entry's
+    place, unconfirmed) with the kmq-id the console finds the message by."""
+    shown = {}
+    for i, (message, result) in enumerate(zip(messages, results, strict=True)):
+        if isinstance(result, SqsError):
+            shown[f"#{i}"] = f"unconfirmed: {result.message}"
+        elif message.delay_s:
+            shown[result] = f"delayed {message.delay_s} s"
+        else:
+            shown[message_id(result)] = result
+    return shown
 
 
 def _unconfirmed(error: Exception) -> SqsError:
@@ -198,8 +247,8 @@ def _unconfirmed(error: Exception) -> SqsError:
 def _send_now(
     producer: QueueProducer, topic: str, messages: list[Outgoing], results: list[str | SqsError]
 ) -> None:
-    """The undelayed ones, sent together with one wait: each one's MessageId
-    (its kmq-id), or why it is unconfirmed, at its place in ``results``."""
+    """The undelayed ones, sent together with one wait: each one's kmq-id,
+    or why it is unconfirmed, at its place in ``results``."""
     now = [(i, m) for i, m in enumerate(messages) if not m.delay_s]
     if not now:
         return

@@ -6,7 +6,7 @@ from typing import Any
 from kmqadmin.console.services import audit
 
 from .caller import Caller
-from .errors import invalid_parameter_value
+from .errors import invalid_parameter_value, missing_parameter
 from .params import Params, string_map, strings
 from .registered import lookup
 
@@ -22,7 +22,7 @@ def given(params: Params, name: str) -> dict[str, str]:
             raise invalid_parameter_value(
                 f"Tag keys must be 1 to {MAX_KEY} characters and values at most {MAX_VALUE}."
             )
-    _check_count(tags)
+    _check_count(tags, "")
     return tags
 
 
@@ -30,9 +30,9 @@ def tag_queue(params: Params, caller: Caller) -> dict[str, Any]:
     queue, sqs = lookup(params)
     tags = given(params, "Tags")
     if not tags:
-        raise invalid_parameter_value("The request must contain at least one tag.")
+        raise missing_parameter("Tags")
     merged = {**sqs.tags, **tags}
-    _check_count(merged)
+    _check_count(merged, queue.topic)
     with audit.action(
         caller.user, "sqs.TagQueue", queue.topic, sqs.tags, {**tags, "key": caller.key_id}
     ):
@@ -44,6 +44,10 @@ def tag_queue(params: Params, caller: Caller) -> dict[str, Any]:
 def untag_queue(params: Params, caller: Caller) -> dict[str, Any]:
     queue, sqs = lookup(params)
     keys = strings(params, "TagKeys")
+    if not keys or not all(1 <= len(k) <= MAX_KEY for k in keys):
+        raise invalid_parameter_value(
+            f"Tag keys must be between 1 and {MAX_KEY} characters in length."
+        )
     after = {"removed": keys, "key": caller.key_id}
     with audit.action(caller.user, "sqs.UntagQueue", queue.topic, sqs.tags, after):
         sqs.tags = {k: v for k, v in sqs.tags.items() if k not in keys}
@@ -56,6 +60,8 @@ def list_queue_tags(params: Params, caller: Caller) -> dict[str, Any]:
     return {"Tags": sqs.tags} if sqs.tags else {}
 
 
-def _check_count(tags: dict[str, str]) -> None:
+def _check_count(tags: dict[str, str], queue: str) -> None:
     if len(tags) > MAX_TAGS:
-        raise invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
+        raise invalid_parameter_value(
+            f"Too many tags added for queue {queue}." if queue else f"At most {MAX_TAGS} tags."
+        )

@@ -41,7 +41,7 @@ def test_the_javascript_sdk_sends_lists_and_reads_attributes(
     assert url in answer["queues"]
     assert answer["attributes"]["VisibilityTimeout"] == "30"
     assert answer["attributes"]["QueueArn"].endswith(f":{name}")
-    assert answer["sent"]["MessageId"].startswith(f"{name}/")
+    assert uuid.UUID(answer["sent"]["MessageId"])
     consumer = Consumer(
         {
             "bootstrap.servers": kafka.bootstrap_servers,

@@ -21,6 +21,10 @@ def unique(stem: str) -> str:
     return f"{stem}-{uuid.uuid4().hex[:8]}"
 
 
+def arn(name: str) -> str:
+    return f"arn:aws:sqs:us-east-1:000000000000:{name}"
+
+
 def topics(kafka: EmbeddedBroker) -> set[str]:
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     return set(admin.list_topics(timeout=10).topics)
@@ -116,12 +120,28 @@ def test_set_queue_attributes_changes_them_and_refuses_nonsense(web: Web, protoc
         "FifoQueue": ("true", "InvalidAttributeValue"),
         "RedrivePolicy": ("{not json", "InvalidAttributeValue"),
         "Colour": ("blue", "InvalidAttributeName"),
+        "Policy": ('{"Statement": []}', "InvalidAttributeValue"),  # SQS's, not offered
+        "KmsMasterKeyId": ("alias/aws/sqs", "InvalidAttributeValue"),
+        "VisibilityTimeout ": ("5", "InvalidAttributeName"),
     }
     for attribute, (value, code) in refusals.items():
         refused = error_of(
             lambda a=attribute, v=value: boss.set_queue_attributes(QueueUrl=url, Attributes={a: v})
         )
         assert refused == (code, 400), attribute
+    nowhere = json.dumps({"deadLetterTargetArn": f"{arn(name)}-none", "maxReceiveCount": 2})
+    refused = error_of(
+        lambda: boss.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": nowhere})
+    )
+    assert refused == ("InvalidParameterValue", 400)  # SQS's: the target does not exist
+    # Setting SQS's unoffered attributes empty changes nothing; reading them answers nothing.
+    boss.set_queue_attributes(QueueUrl=url, Attributes={"Policy": "", "RedrivePolicy": ""})
+    assert "Attributes" not in boss.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])
+    policy = boss.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
+    assert json.loads(policy["Attributes"]["RedrivePolicy"]) == {
+        "deadLetterTargetArn": arn(f"{name}__undelivered"),
+        "maxReceiveCount": 4,  # the defaults back: a kmqadmin queue always dead-letters
+    }
     as_operator = sqs(web, "worker", protocol)
     refused = error_of(
         lambda: as_operator.set_queue_attributes(QueueUrl=url, Attributes={"DelaySeconds": "1"})
@@ -137,6 +157,11 @@ def test_tags(web: Web, protocol: str) -> None:
     boss.tag_queue(QueueUrl=url, Tags={"env": "prod", "team": "payments"})
     assert boss.list_queue_tags(QueueUrl=url)["Tags"] == {"env": "prod", "team": "payments"}
     boss.untag_queue(QueueUrl=url, TagKeys=["env"])
+    assert error_of(lambda: boss.untag_queue(QueueUrl=url, TagKeys=[])) == (
+        "InvalidParameterValue",
+        400,
+    )
+    assert error_of(lambda: boss.tag_queue(QueueUrl=url, Tags={})) == ("MissingParameter", 400)
     assert sqs(web, protocol=protocol).list_queue_tags(QueueUrl=url)["Tags"] == {"team": "payments"}
 
 

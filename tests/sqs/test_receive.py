@@ -16,6 +16,7 @@ from confluent_kafka import Producer
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
+from kmqadmin.sqs.send import message_id
 from tests.kafka_helpers import read_all
 from tests.process import kill9, wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, receive_all, sqs
@@ -34,9 +35,13 @@ def test_received_messages_carry_what_was_sent_and_deleted_ones_never_return(
         "trace": {"DataType": "String", "StringValue": "t-1"},
         "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
     }
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-abc"}}
     sent = {
         client.send_message(
-            QueueUrl=url, MessageBody=f"body {i}\r\n", MessageAttributes=attributes
+            QueueUrl=url,
+            MessageBody=f"body {i}\r\n",
+            MessageAttributes=attributes,
+            MessageSystemAttributes=trace,
         )["MessageId"]
         for i in range(3)
     }
@@ -47,8 +52,13 @@ def test_received_messages_carry_what_was_sent_and_deleted_ones_never_return(
         assert message["Body"].startswith("body ") and message["Body"].endswith("\r\n")
         assert message["Attributes"]["ApproximateReceiveCount"] == "1"
         assert int(message["Attributes"]["SentTimestamp"]) > 0
+        first_receive = int(message["Attributes"]["ApproximateFirstReceiveTimestamp"])
+        assert first_receive >= int(message["Attributes"]["SentTimestamp"])
+        assert message["Attributes"]["AWSTraceHeader"] == "Root=1-abc"
+        assert message["Attributes"]["SenderId"] == web.keys["worker"]["AWS_ACCESS_KEY_ID"]
         assert message["MessageAttributes"] == attributes
-    entries = [{"Id": f"e{i}", "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+    # Deleted by MessageId as batch entry Id, as clients commonly do.
+    entries = [{"Id": m["MessageId"], "ReceiptHandle": m["ReceiptHandle"]} for m in got]
     deleted = client.delete_message_batch(QueueUrl=url, Entries=entries)
     assert len(deleted["Successful"]) == 3 and not deleted.get("Failed")
     time.sleep(4)  # twice the visibility timeout: the span in which they would come back
@@ -192,7 +202,7 @@ def test_records_of_other_producers_are_received_or_moved_aside_never_garbled(
     client = sqs(web, "worker")
     [message] = receive_all(client, url, 1, **ALL)
     assert message["Body"] == "from java ✓"
-    assert message["MessageId"] == f"{name}/0/1"  # its kmq-id: its coordinates
+    assert message["MessageId"] == message_id(f"{name}/0/1")  # named by its coordinates
     assert "MessageAttributes" not in message  # a foreign header is no typed attribute
     client.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
     config = QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers")

@@ -15,7 +15,8 @@ from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import Scheduler
-from tests.process import wait_for
+from kmqadmin.sqs.send import message_id
+from tests.process import manage, wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs
 
 pytestmark = pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -66,18 +67,36 @@ def test_a_sent_message_is_a_record_with_its_attributes_and_sqs_digests(
 ) -> None:
     name, url = queue(web, protocol)
     body = "héllo\r\nwörld 🎉"
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd86"}}
     sent = sqs(web, "worker", protocol).send_message(
-        QueueUrl=url, MessageBody=body, MessageAttributes=ATTRIBUTES, MessageGroupId="cart-7"
+        QueueUrl=url,
+        MessageBody=body,
+        MessageAttributes=ATTRIBUTES,
+        MessageGroupId="cart-7",
+        MessageSystemAttributes=trace,
     )
     assert (sent["MD5OfMessageBody"], sent["MD5OfMessageAttributes"]) == moto_digests(
         body, ATTRIBUTES
     )
+    # System attributes are digested as message attributes are (SQS's documentation).
+    assert sent["MD5OfMessageSystemAttributes"] == moto_digests(body, trace)[1]
     [record] = records(kafka, name, 1)
-    assert sent["MessageId"] == h.message_id(name, record.partition(), record.offset())
+    kmq_id = h.message_id(name, record.partition(), record.offset())
+    assert sent["MessageId"] == message_id(kmq_id) and uuid.UUID(sent["MessageId"])
     assert record.value() == body.encode() and record.key() == b"cart-7"
     headers = dict(record.headers())
     assert headers["trace"] == "abc-123 ✓".encode()
     assert headers["price"] == b"12.50" and headers["blob"] == b"\x00\xffraw"
+    assert headers["sqs-aws-trace-header"] == b"Root=1-5759e988-bd86"
+    audited = manage(
+        "shell", "-c",
+        "import json; from kmqadmin.console.models import AuditEntry as A;"
+        f"print(json.dumps(A.objects.get(action='sqs.SendMessage', target='{name}').after))",
+        **web.settings,
+    )  # fmt: skip
+    after = json.loads(audited.stdout.splitlines()[-1])
+    assert after["messages"] == {sent["MessageId"]: kmq_id}  # a client's MessageId found
+    assert headers["sqs-sender-id"] == web.keys["worker"]["AWS_ACCESS_KEY_ID"].encode()
     assert json.loads(headers["sqs-attribute-types"]) == {
         "trace": "String",
         "price": "Number.float",
@@ -111,14 +130,14 @@ def test_a_batch_answers_each_entry_and_sends_only_the_good_ones(
     assert failed == {
         "bad-chars": ("InvalidMessageContents", True),
         "too-big": ("InvalidParameterValue", True),
-        "bad-attr": ("InvalidAttributeName", True),
-        "kmq-attr": ("InvalidAttributeName", True),
+        "bad-attr": ("InvalidParameterValue", True),  # SQS's code for a bad name
+        "kmq-attr": ("InvalidParameterValue", True),
         "ctl-attr": ("InvalidParameterValue", True),
     }
     sent = records(kafka, name, 3)
     assert sorted(r.value() for r in sent) == [b"m0", b"m1", b"m2"]
     ids = {e["MessageId"] for e in answer["Successful"]}
-    assert ids == {h.message_id(name, r.partition(), r.offset()) for r in sent}
+    assert ids == {message_id(h.message_id(name, r.partition(), r.offset())) for r in sent}
 
 
 def test_a_batch_sqs_refuses_whole_sends_nothing(
@@ -161,7 +180,7 @@ def test_a_delayed_message_comes_onto_the_queue_when_due_through_its_scheduler(
     now = client.send_message(QueueUrl=url, MessageBody="now")
     [first] = records(kafka, name, 1)
     assert first.value() == b"now"
-    assert now["MessageId"] == h.message_id(name, first.partition(), first.offset())
+    assert now["MessageId"] == message_id(h.message_id(name, first.partition(), first.offset()))
     assert _delayed(client, url) == "1"
     # The queue's scheduler, as a worker runs it (workers/services.py).
     config = QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers", delayed_sends=True)

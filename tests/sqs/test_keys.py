@@ -40,6 +40,26 @@ def test_a_key_is_printed_once_as_two_lines_and_kept_encrypted() -> None:
 
 
 @pytest.mark.django_db
+def test_a_pair_services_already_use_is_imported_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    get_user_model().objects.create_user("ops")
+    with pytest.raises(CommandError, match="set AWS_ACCESS_KEY_ID"):
+        kmq("sqs-key", "import", "ops")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXISTING0001")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalr/XUtnFEMI+K7MDENG")
+    assert kmq("sqs-key", "import", "ops") == ""  # the secret is never printed
+    assert sqs_keys.secret_of("AKIAEXISTING0001") == "wJalr/XUtnFEMI+K7MDENG"
+    entry = AuditEntry.objects.get(action="sqs-key.create")
+    assert entry.after == {"user": "ops", "imported": True}
+    with pytest.raises(CommandError, match="exists already"):
+        kmq("sqs-key", "import", "ops")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA/NOT-AN-ID")
+    with pytest.raises(CommandError, match="1 to 128 letters and digits"):
+        kmq("sqs-key", "import", "ops")
+
+
+@pytest.mark.django_db
 def test_a_revoked_key_has_no_secret_any_more() -> None:
     get_user_model().objects.create_user("ops")
     key_id, _ = CREATED.fullmatch(kmq("sqs-key", "create", "ops")).groups()

@@ -37,9 +37,10 @@ def entries(raw: Any, action: str) -> list[dict[str, Any]]:
             code="AWS.SimpleQueueService.InvalidBatchEntryId",
         )
     if len(set(ids)) != len(ids):
+        repeated = next(i for i in ids if ids.count(i) > 1)
         raise SqsError(
             "BatchEntryIdsNotDistinct",
-            "Id of each batch entry must be distinct.",
+            f"Id {repeated} repeated.",
             code="AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
         )
     return raw

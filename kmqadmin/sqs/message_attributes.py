@@ -83,20 +83,24 @@ def as_headers(attributes: dict[str, Attribute]) -> list[tuple[str, bytes]]:
 
 
 def _name(name: object) -> str:
+    """SQS's words for a name of characters it does not allow; for its
+    other rules (and the prefixes of kmqadmin's own headers), the rule."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise invalid_parameter_value(
+            f"The message attribute name '{str(name)[:100]}' is invalid. Attribute name can "
+            "contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
+        )
     if (
-        not isinstance(name, str)
-        or not NAME.fullmatch(name)
-        or len(name) > MAX_NAME
+        len(name) > MAX_NAME
         or name.lower().startswith(RESERVED_PREFIXES)
         or name.startswith(".")
         or name.endswith(".")
         or ".." in name
     ):
         raise invalid_parameter_value(
-            f"The message attribute name '{str(name)[:100]}' is invalid. Attribute name can "
-            "contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters; "
-            "here also: not starting or ending with a period, no two in a row, at most 256, "
-            "not starting AWS., Amazon., kmq- or sqs-."
+            f"The message attribute name '{name[:100]}' is invalid: a name is at most 256 "
+            "characters, does not start or end with a period nor have two in a row, and does "
+            "not start with AWS., Amazon., kmq- or sqs-."
         )
     return name
 

@@ -32,7 +32,7 @@ DELETED_RECENTLY = timedelta(seconds=60)  # SQS's wait before a name is free aga
 def create_queue(params: Params, caller: Caller) -> dict[str, Any]:
     name = queue_names.check_new(params.get("QueueName"))
     attributes = queue_attributes.given(params)
-    wanted_tags = tags.given(params, "tags")
+    wanted_tags = tags.given(params, "tags", name)
     existing = Queue.objects.filter(cluster=cluster(), topic=name).first()
     if existing is None:
         if caller.role < Role.ADMIN:

@@ -9,7 +9,8 @@ while requests wait, and closes after IDLE_S without any, giving its
 partitions back to the group's other members (a member that does not poll
 holds up a rebalance of its group, at most that long). A new client joins
 its group before it gets a record, so a short poll (WaitTimeSeconds 0, SQS's
-default) on one waits up to WARMING_S for what is already on the queue.
+default) on one waits up to WARMING_S for what is already on the queue,
+until its first poll that finds any (the group joined).
 Each poll is settled (starts on the broker, offsets committed) before its
 messages are handed out. One polled for a request that timed out meanwhile
 waits up to READY_S for the next request; then, or if its request's client
@@ -50,6 +51,7 @@ READY_S = 1.0  # a message polled for a request that left waits this long for an
 # it waits this long at most for what is already on the queue, so repeated
 # short polls of a quiet queue (each finding its client closed) get it too.
 WARMING_S = 5.0
+WARM = float("-inf")  # _client_since of a client that has polled messages
 
 
 @dataclass(eq=False)
@@ -224,6 +226,7 @@ class Receiver:
         if wanted > 0:
             polled = client.poll(min(wanted, MAX_POLL), POLL_S)
             if polled:
+                self._client_since = WARM  # its group joined: short polls are short again
                 # Their starts on the broker and offsets committed before any is
                 # handed out: a marker its request writes next (an extend, a
                 # release) lands after its start, and a kill -9 from here on

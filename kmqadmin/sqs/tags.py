@@ -15,20 +15,21 @@ MAX_KEY = 128
 MAX_VALUE = 256
 
 
-def given(params: Params, name: str) -> dict[str, str]:
+def given(params: Params, name: str, queue: str) -> dict[str, str]:
+    """The tags ``name`` gives for ``queue``, each within SQS's limits."""
     tags = string_map(params, name)
     for key, value in tags.items():
         if not 1 <= len(key) <= MAX_KEY or len(value) > MAX_VALUE:
             raise invalid_parameter_value(
                 f"Tag keys must be 1 to {MAX_KEY} characters and values at most {MAX_VALUE}."
             )
-    _check_count(tags, "")
+    _check_count(tags, queue)
     return tags
 
 
 def tag_queue(params: Params, caller: Caller) -> dict[str, Any]:
     queue, sqs = lookup(params)
-    tags = given(params, "Tags")
+    tags = given(params, "Tags", queue.topic)
     if not tags:
         raise missing_parameter("Tags")
     merged = {**sqs.tags, **tags}
@@ -62,6 +63,4 @@ def list_queue_tags(params: Params, caller: Caller) -> dict[str, Any]:
 
 def _check_count(tags: dict[str, str], queue: str) -> None:
     if len(tags) > MAX_TAGS:
-        raise invalid_parameter_value(
-            f"Too many tags added for queue {queue}." if queue else f"At most {MAX_TAGS} tags."
-        )
+        raise invalid_parameter_value(f"Too many tags added for queue {queue}.")

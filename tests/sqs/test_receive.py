@@ -224,3 +224,11 @@ def test_a_short_poll_of_a_queue_no_one_received_from_lately_gets_its_message(
     sent = client.send_message(QueueUrl=url, MessageBody="waiting")["MessageId"]
     got = client.receive_message(QueueUrl=url)  # WaitTimeSeconds 0: a short poll
     assert [m["MessageId"] for m in got.get("Messages", [])] == [sent]
+    # Joined now, its short polls are short again: one does not wait on
+    # for a message sent while it would still be warming up.
+    later = threading.Timer(2.0, lambda: client.send_message(QueueUrl=url, MessageBody="later"))
+    later.start()
+    try:
+        assert "Messages" not in client.receive_message(QueueUrl=url)
+    finally:
+        later.join()

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from kmqadmin.kafka.admin.share_groups import ShareGroupError, broker_limits
 from kmqadmin.kafka.admin.topics import admin_client
@@ -565,3 +566,40 @@ class SqsQueue(models.Model):
 
     def __str__(self) -> str:
         return str(self.queue)
+
+
+class SqsMoveTask(models.Model):
+    """A message move task of the SQS endpoint (StartMessageMoveTask): the
+    messages of a queue that is another's dead-letter queue moved back to
+    the queues they came from, or to one destination, by a worker's job
+    (sqs/moving.py). Kept after it ends: ListMessageMoveTasks shows the
+    last ten of a queue."""
+
+    RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED = (
+        "RUNNING",
+        "COMPLETED",
+        "CANCELLING",
+        "CANCELLED",
+        "FAILED",
+    )
+    ACTIVE = (RUNNING, CANCELLING)
+
+    handle = models.CharField(max_length=64, unique=True)
+    source = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+")
+    # Empty: each message back to the queue it was dead-lettered from.
+    destination = models.CharField(max_length=names.MAX_TOPIC_LENGTH, blank=True)
+    max_per_second = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, default=RUNNING)
+    to_move = models.PositiveIntegerField(default=0)
+    moved = models.PositiveIntegerField(default=0)
+    failure_reason = models.TextField(blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    # Written by its job at least every few seconds: a task whose job died
+    # (its worker killed) is told from one still running by this.
+    beat_at = models.DateTimeField(default=timezone.now)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return self.handle

@@ -44,6 +44,7 @@ class Message:
         self.offset = offset
 
     topic = property(lambda self: self._record.topic(), doc="queue topic")
+    record = property(lambda self: self._record, doc="the consumed record, to send on as it is")
     key = property(lambda self: self._record.key())
     value = property(lambda self: self._record.value())
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from kmqadmin.console.services.roles import Role
 
-from . import deliveries, purge, queue_attributes, queues, receive, send, tags
+from . import deliveries, move_tasks, purge, queue_attributes, queues, receive, send, tags
 from .caller import Caller
 from .errors import access_denied, invalid_action, unsupported_operation
 from .params import Params
@@ -39,12 +39,12 @@ ACTIONS: dict[str, tuple[Role, Action]] = {
     "ChangeMessageVisibility": (Role.OPERATOR, deliveries.change_message_visibility),
     "ChangeMessageVisibilityBatch": (Role.OPERATOR, deliveries.change_message_visibility_batch),
     "PurgeQueue": (Role.ADMIN, purge.purge_queue),
+    "StartMessageMoveTask": (Role.OPERATOR, move_tasks.start_message_move_task),
+    "ListMessageMoveTasks": (Role.VIEWER, move_tasks.list_message_move_tasks),
+    "CancelMessageMoveTask": (Role.OPERATOR, move_tasks.cancel_message_move_task),
 }
 # SQS's other actions: each answered UnsupportedOperation until it is built.
-SQS_ACTIONS = {
-    "AddPermission", "CancelMessageMoveTask", "ListMessageMoveTasks", "RemovePermission",
-    "StartMessageMoveTask",
-}  # fmt: skip
+SQS_ACTIONS = {"AddPermission", "RemovePermission"}
 
 
 def action_for(name: str, caller: Caller) -> Action:

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from kmqadmin.console.models import Cluster, Queue
 cluster = Cluster.objects.create(name="local")
-for topic in ("orders-a", "orders-b", "payments"):
+for topic in {queues!r}:
     Queue.objects.create(cluster=cluster, topic=topic, group_id=topic + "-workers", partitions=1)
 users = get_user_model().objects
 for name, role in {roles!r}.items():
@@ -34,19 +34,26 @@ for name, role in {roles!r}.items():
 def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
     data = tmp_path_factory.mktemp("sqs-web")
     settings = {"KMQ_DATA_DIR": str(data), "KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers}
+    keys = set_up(settings, ["orders-a", "orders-b", "payments"])
+    daphne, port = start_web(settings)
+    try:
+        yield Web(port, keys, Path(data) / "web.log", settings, daphne.pid)
+    finally:
+        kill9(daphne)
+
+
+def set_up(settings: dict[str, str], queues: list[str]) -> dict[str, dict[str, str]]:
+    """A data dir migrated, with cluster "local", ``queues`` registered on it
+    (no topics made), a user of each role and an SQS key of each's, by user."""
     assert manage("migrate", **settings).returncode == 0
-    setup = manage("shell", "-c", SETUP.format(roles=USERS), **settings)
+    setup = manage("shell", "-c", SETUP.format(roles=USERS, queues=queues), **settings)
     assert setup.returncode == 0, setup.stderr
     keys = {}
     for username in USERS:
         made = manage("kmq", "sqs-key", "create", username, **settings)
         assert made.returncode == 0, made.stderr
         keys[username] = dict(line.split("=", 1) for line in made.stdout.splitlines())
-    daphne, port = start_web(settings)
-    try:
-        yield Web(port, keys, Path(data) / "web.log", settings, daphne.pid)
-    finally:
-        kill9(daphne)
+    return keys
 
 
 def start_web(settings: dict[str, str]) -> tuple[subprocess.Popen, int]:

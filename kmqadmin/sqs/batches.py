@@ -37,7 +37,7 @@ def entries(raw: Any, action: str) -> list[dict[str, Any]]:
             code="AWS.SimpleQueueService.InvalidBatchEntryId",
         )
     if len(set(ids)) != len(ids):
-        repeated = next(i for i in ids if ids.count(i) > 1)
+        repeated = next(i for n, i in enumerate(ids) if i in ids[:n])  # the first repeat
         raise SqsError(
             "BatchEntryIdsNotDistinct",
             f"Id {repeated} repeated.",

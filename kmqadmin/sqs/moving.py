@@ -24,7 +24,7 @@ are written every poll: a task with no heartbeat for STALE_S is dead
 import logging
 import time
 
-from celery import Task, shared_task
+from celery import shared_task
 from django.utils import timezone
 
 from kmqadmin.console.models import Queue, SqsMoveTask
@@ -41,8 +41,8 @@ POLL_S = 1.0
 IDLE_S = 10.0  # the group join included
 
 
-@shared_task(bind=True, name="kmqadmin.sqs.move_messages")
-def move_messages(self: Task, task_id: int) -> dict:
+@shared_task(name="kmqadmin.sqs.move_messages")
+def move_messages(task_id: int) -> dict:
     task = SqsMoveTask.objects.select_related("source__cluster").get(pk=task_id)
     try:
         _move(task)
@@ -62,17 +62,17 @@ def _move(task: SqsMoveTask) -> None:
         .values_list("topic", flat=True)
     )
     idle_since, started = time.monotonic(), time.monotonic()
-    size = min(BATCH, task.max_per_second or BATCH)
+    size, taken = min(BATCH, task.max_per_second or BATCH), 0
     with QueueClient(config) as client:
-        while task.moved < task.to_move and _running(task):
-            batch = client.poll(min(size, task.to_move - task.moved), POLL_S)
+        while taken < task.to_move and _running(task):
+            batch = client.poll(min(size, task.to_move - taken), POLL_S)
             if batch:
-                idle_since = time.monotonic()
+                idle_since, taken = time.monotonic(), taken + len(batch)
                 task.moved += _send_back(client, producer, task, batch, registered)
             elif time.monotonic() - idle_since > IDLE_S:
                 break
             SqsMoveTask.objects.filter(pk=task.pk).update(moved=task.moved, beat_at=timezone.now())
-            _pace(task, started)
+            _pace(taken, task.max_per_second, started)
     _end(task, SqsMoveTask.COMPLETED)
 
 
@@ -83,14 +83,17 @@ def _send_back(
     batch: list[Message],
     registered: set[str],
 ) -> int:
-    """The batch sent on with one wait, then acknowledged; how many moved."""
+    """The batch sent on with one wait, then acknowledged; how many moved
+    (the others rejected)."""
     by_topic: dict[str, list[Message]] = {}
     for message in batch:
         topic = task.destination or _origin(message)
         if topic in registered:
             by_topic.setdefault(topic, []).append(message)
         else:
-            client.reject(message, f"no queue to move it to: {topic!r} is no other queue")
+            why = f"no queue to move it to: {topic!r} is no other queue"
+            log.warning("%s/%d/%d: %s", message.topic, message.partition, message.offset, why)
+            client.reject(message, why)
     for topic, messages in by_topic.items():
         send_again(producer, topic, [m.record for m in messages])
     moved = [m for messages in by_topic.values() for m in messages]
@@ -112,10 +115,10 @@ def _running(task: SqsMoveTask) -> bool:
     return status == SqsMoveTask.RUNNING
 
 
-def _pace(task: SqsMoveTask, started: float) -> None:
+def _pace(taken: int, per_second: int | None, started: float) -> None:
     """Sleeps while ahead of MaxNumberOfMessagesPerSecond."""
-    if task.max_per_second:
-        ahead = task.moved / task.max_per_second - (time.monotonic() - started)
+    if per_second:
+        ahead = taken / per_second - (time.monotonic() - started)
         if ahead > 0:
             time.sleep(ahead)
 

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
+from kmqadmin.kmq import QueueConfig
+from kmqadmin.kmq import headers as h
+from tests.kafka_helpers import read_all
 from tests.process import ROOT, env, kill9, wait_for
 from tests.sqs.clients import Web, error_of, receive_all, sqs
 from tests.sqs.conftest import set_up, start_web
@@ -99,7 +103,15 @@ def test_a_move_task_sends_dead_letters_back_to_their_queue_fresh(
     stack: Stack, worker: subprocess.Popen
 ) -> None:
     url, dlq, sent = dead_lettered(stack, 25)
-    operator, dlq_arn = sqs(stack.web, "worker"), ARN.format(dlq.rsplit("/", 1)[1])
+    dlq_name = dlq.rsplit("/", 1)[1]
+    operator, dlq_arn = sqs(stack.web, "worker"), ARN.format(dlq_name)
+    # Another producer's record in the DLQ, batched as Java's client does:
+    # it came from no queue, so it has nowhere to go back to.
+    bootstrap = stack.settings["KAFKA_BOOTSTRAP_SERVERS"]
+    foreign = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    foreign.produce(dlq_name, b"written straight into the DLQ", key=b"java")
+    assert foreign.flush(10) == 0
+    wait_for(lambda: _visible(operator, dlq) == 26, 30, "the foreign record counted", 0.5)
     # 5 a second: still running when the second start comes.
     handle = operator.start_message_move_task(SourceArn=dlq_arn, MaxNumberOfMessagesPerSecond=5)[
         "TaskHandle"
@@ -113,12 +125,19 @@ def test_a_move_task_sends_dead_letters_back_to_their_queue_fresh(
         task["ApproximateNumberOfMessagesToMove"],
     ) == (
         25,
-        25,
+        26,
     )
     back = receive_all(operator, url, 25, AttributeNames=["ApproximateReceiveCount"])
     assert {m["MessageId"]: m["Body"] for m in back} == sent  # the same messages, each once
     assert {m["Attributes"]["ApproximateReceiveCount"] for m in back} == {"1"}
     assert _visible(operator, dlq) == 0
+    # The foreign record is moved aside, to the DLQ's own DLQ, with the reason.
+    config = QueueConfig(bootstrap, dlq_name, f"{dlq_name}-workers")
+    [letter] = wait_for(
+        lambda: read_all(config, config.dlq_topic, partitions=6), 60, "the foreign record aside"
+    )
+    assert letter.value() == b"written straight into the DLQ"
+    assert b"no queue to move it to" in dict(letter.headers())[h.DLQ_DETAIL]
     assert error_of(lambda: operator.cancel_message_move_task(TaskHandle=handle)) == (
         "ResourceNotFoundException",
         400,

@@ -21,7 +21,7 @@ JARS := .jars
 # beside the jars, shown only when it fails (scripts/quiet).
 MVN := scripts/quiet mvn -q -B
 
-.PHONY: run test chaos lint format deps services browser clients java maven clean
+.PHONY: run test chaos sqs-conformance lint format deps services browser clients java maven clean
 
 run: deps
 	$(BIN)/python manage.py kmq run
@@ -52,6 +52,11 @@ chaos: deps
 		tests/kmq/test_crashes.py tests/scheduler/test_crashes.py -k "mid_redelivery or while_firing"
 	KMQ_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -s -q --timeout 0 tests/fuzz \
 		tests/sqs/test_hostile_requests.py
+
+# Not part of CI (about ten minutes): moto's own SQS tests against the endpoint,
+# compared with conformance/sqs/known_differences.txt; prints the counts as JSON.
+sqs-conformance: deps
+	conformance/sqs/run .pytest_cache/sqs-conformance
 
 lint: deps
 	$(BIN)/ruff check .

@@ -31,6 +31,7 @@ from .caller import Caller
 from .errors import SqsError, invalid_parameter_value, missing_parameter, service_unavailable
 from .moving import move_messages
 from .params import Params, integer
+from .queues import dead_letter_sources
 from .registered import cluster
 
 MAX_RATE = 500  # SQS's most messages per second
@@ -40,10 +41,9 @@ STALE_S = 30  # past a broker's worst stall of a batch's sends (30 s flush)
 
 def start_message_move_task(params: Params, caller: Caller) -> dict[str, Any]:
     source = _queue(params.get("SourceArn"), "SourceArn")
-    destination = params.get("DestinationArn")
-    target = _queue(destination, "DestinationArn").topic if destination else ""
+    target = _destination(params)
     rate = integer(params, "MaxNumberOfMessagesPerSecond", 1, MAX_RATE)
-    if not any(q.dlq_topic == source.topic for q in Queue.objects.filter(cluster=source.cluster)):
+    if not dead_letter_sources(source):
         raise invalid_parameter_value("Source queue must be configured as a Dead Letter Queue.")
     if target == source.topic:
         raise invalid_parameter_value("The destination cannot be the source queue.")
@@ -51,23 +51,7 @@ def start_message_move_task(params: Params, caller: Caller) -> dict[str, Any]:
     if depth is None:
         raise service_unavailable("The source queue's messages cannot be counted now: Kafka?")
     _give_up_dead(source)
-    with transaction.atomic():
-        Queue.objects.select_for_update().filter(pk=source.pk).first()  # one start at a time
-        if SqsMoveTask.objects.filter(source=source, status__in=SqsMoveTask.ACTIVE).exists():
-            raise SqsError(
-                "UnsupportedOperation",
-                "There is already a task running. Only one active task is allowed for a "
-                "source queue at a given time.",
-                code="AWS.SimpleQueueService.UnsupportedOperation",
-            )
-        task = SqsMoveTask.objects.create(
-            handle=uuid.uuid4().hex,
-            source=source,
-            destination=target,
-            max_per_second=rate,
-            to_move=depth,
-            started_by=caller.user,
-        )
+    task = _created(source, target, rate, depth, caller)
     after = {
         "task": task.handle,
         "destination": target or "each message's source queue",
@@ -83,6 +67,35 @@ def start_message_move_task(params: Params, caller: Caller) -> dict[str, Any]:
             )
             raise service_unavailable(f"The move task could not be started: {exc}") from exc
     return {"TaskHandle": task.handle}
+
+
+def _destination(params: Params) -> str:
+    """DestinationArn's queue topic; "" for each message's own queue."""
+    destination = params.get("DestinationArn")
+    return _queue(destination, "DestinationArn").topic if destination else ""
+
+
+def _created(
+    source: Queue, target: str, rate: int | None, depth: int, caller: Caller
+) -> SqsMoveTask:
+    """The task's row, unless one is active on ``source`` already."""
+    with transaction.atomic():
+        Queue.objects.select_for_update().filter(pk=source.pk).first()  # one start at a time
+        if SqsMoveTask.objects.filter(source=source, status__in=SqsMoveTask.ACTIVE).exists():
+            raise SqsError(
+                "UnsupportedOperation",
+                "There is already a task running. Only one active task is allowed for a "
+                "source queue at a given time.",
+                code="AWS.SimpleQueueService.UnsupportedOperation",
+            )
+        return SqsMoveTask.objects.create(
+            handle=uuid.uuid4().hex,
+            source=source,
+            destination=target,
+            max_per_second=rate,
+            to_move=depth,
+            started_by=caller.user,
+        )
 
 
 def list_message_move_tasks(params: Params, caller: Caller) -> dict[str, Any]:

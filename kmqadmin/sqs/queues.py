@@ -118,11 +118,14 @@ def delete_queue(params: Params, caller: Caller) -> dict[str, Any]:
 
 
 def list_dead_letter_source_queues(params: Params, caller: Caller) -> dict[str, Any]:
-    """The queues whose dead letters go to this one's topic."""
     queue, _ = lookup(params)
-    sources = [
+    return {"queueUrls": [caller.queue_url(name) for name in dead_letter_sources(queue)]}
+
+
+def dead_letter_sources(queue: Queue) -> list[str]:
+    """The queues whose dead letters go to ``queue``'s topic, by name."""
+    return [
         q.topic
         for q in Queue.objects.filter(cluster=queue.cluster).exclude(pk=queue.pk).order_by("topic")
         if q.dlq_topic == queue.topic
     ]
-    return {"queueUrls": [caller.queue_url(name) for name in sources]}

@@ -92,3 +92,10 @@ def receive_all(client: Any, url: str, count: int, **options: Any) -> list[dict]
 
     wait_for(enough, 60, f"{count} messages", every=0)
     return got
+
+
+def counts(client: Any, url: str) -> tuple[int, int]:
+    """The queue's ApproximateNumberOfMessages and ...NotVisible."""
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    got = client.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+    return int(got[names[0]]), int(got[names[1]])

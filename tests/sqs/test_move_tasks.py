@@ -22,7 +22,7 @@ from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
 from tests.process import ROOT, env, kill9, wait_for
-from tests.sqs.clients import Web, error_of, receive_all, sqs
+from tests.sqs.clients import Web, counts, error_of, receive_all, sqs
 from tests.sqs.conftest import set_up, start_web
 
 WORKER = [sys.executable, "-m", "celery", "-A", "kmqadmin", "worker", "--pool", "solo"]
@@ -95,7 +95,7 @@ def dead_lettered(stack: Stack, count: int) -> tuple[str, str, dict[str, str]]:
         answer = client.send_message_batch(QueueUrl=url, Entries=entries)
         sent |= {e["MessageId"]: f"body {e['Id'][1:]}" for e in answer["Successful"]}
     receive_all(client, url, count)  # and never deleted
-    wait_for(lambda: _visible(client, dlq) == count, 60, f"{count} dead letters", 0.5)
+    wait_for(lambda: counts(client, dlq)[0] == count, 60, f"{count} dead letters", 0.5)
     return url, dlq, sent
 
 
@@ -111,14 +111,14 @@ def test_a_move_task_sends_dead_letters_back_to_their_queue_fresh(
     foreign = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
     foreign.produce(dlq_name, b"written straight into the DLQ", key=b"java")
     assert foreign.flush(10) == 0
-    wait_for(lambda: _visible(operator, dlq) == 26, 30, "the foreign record counted", 0.5)
+    wait_for(lambda: counts(operator, dlq)[0] == 26, 30, "the foreign record counted", 0.5)
     # 5 a second: still running when the second start comes.
     handle = operator.start_message_move_task(SourceArn=dlq_arn, MaxNumberOfMessagesPerSecond=5)[
         "TaskHandle"
     ]
     refused = error_of(lambda: operator.start_message_move_task(SourceArn=dlq_arn))
     assert refused[0].endswith("UnsupportedOperation")  # one task per source at a time
-    [task] = wait_for(lambda: _ended(operator, dlq_arn), 60, "the task to end", 0.5)
+    task = wait_for(lambda: _ended(operator, dlq_arn), 60, "the task to end", 0.5)
     assert task["Status"] == "COMPLETED" and "TaskHandle" not in task
     assert (
         task["ApproximateNumberOfMessagesMoved"],
@@ -130,7 +130,7 @@ def test_a_move_task_sends_dead_letters_back_to_their_queue_fresh(
     back = receive_all(operator, url, 25, AttributeNames=["ApproximateReceiveCount"])
     assert {m["MessageId"]: m["Body"] for m in back} == sent  # the same messages, each once
     assert {m["Attributes"]["ApproximateReceiveCount"] for m in back} == {"1"}
-    assert _visible(operator, dlq) == 0
+    assert counts(operator, dlq)[0] == 0
     # The foreign record is moved aside, to the DLQ's own DLQ, with the reason.
     config = QueueConfig(bootstrap, dlq_name, f"{dlq_name}-workers")
     [letter] = wait_for(
@@ -153,7 +153,7 @@ def test_a_move_task_with_a_destination_sends_every_letter_there(
     url = boss.create_queue(QueueName=elsewhere)["QueueUrl"]
     dlq_arn = ARN.format(dlq.rsplit("/", 1)[1])
     operator.start_message_move_task(SourceArn=dlq_arn, DestinationArn=ARN.format(elsewhere))
-    [task] = wait_for(lambda: _ended(operator, dlq_arn), 60, "the task to end", 0.5)
+    task = wait_for(lambda: _ended(operator, dlq_arn), 60, "the task to end", 0.5)
     assert task["DestinationArn"] == ARN.format(elsewhere)
     assert (task["Status"], task["ApproximateNumberOfMessagesMoved"]) == ("COMPLETED", 5)
     got = receive_all(operator, url, 5)
@@ -208,12 +208,7 @@ def test_a_worker_killed_mid_move_loses_nothing_and_the_next_task_moves_the_rest
         )
     finally:
         kill9(first)
-    dead = wait_for(
-        lambda: (t := _latest(operator, dlq_arn))["Status"] != "RUNNING" and t,
-        60,
-        "the dead task given up",
-        1,
-    )
+    dead = wait_for(lambda: _ended(operator, dlq_arn), 60, "the dead task given up", 1)
     assert dead["Status"] == "FAILED" and "no heartbeat" in dead["FailureReason"]
     second = stack.worker()
     try:
@@ -247,27 +242,20 @@ def test_a_worker_killed_mid_move_loses_nothing_and_the_next_task_moves_the_rest
     assert sum(counts.values()) - len(sent) <= 20  # only the batch in flight at the kill again
 
 
-def _visible(client, url: str) -> int:
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-    got = client.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
-    return int(got[names[0]])
-
-
 def _latest(client, arn: str) -> dict:
     return client.list_message_move_tasks(SourceArn=arn)["Results"][0]
 
 
-def _ended(client, arn: str) -> list[dict] | None:
+def _ended(client, arn: str) -> dict | None:
+    """The source's latest task, once it no longer runs."""
     tasks = client.list_message_move_tasks(SourceArn=arn)["Results"]
-    return tasks if tasks and tasks[0]["Status"] != "RUNNING" else None
+    return tasks[0] if tasks and tasks[0]["Status"] != "RUNNING" else None
 
 
 def _moved_all(client, url: str, arn: str) -> bool:
     """Whether the DLQ is empty, in flight too; a task started whenever none
     runs and some wait (a killed job's batch comes back after a while)."""
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-    got = client.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
-    waiting, in_flight = int(got[names[0]]), int(got[names[1]])
+    waiting, in_flight = counts(client, url)
     if waiting and _latest(client, arn)["Status"] != "RUNNING":
         client.start_message_move_task(SourceArn=arn)
     return waiting == in_flight == 0 and _latest(client, arn)["Status"] != "RUNNING"

@@ -6,7 +6,7 @@ refuses it; only an admin may purge."""
 import uuid
 
 from tests.process import wait_for
-from tests.sqs.clients import Web, error_of, receive_all, sqs
+from tests.sqs.clients import Web, counts, error_of, receive_all, sqs
 
 
 def test_purged_messages_waiting_or_in_flight_never_come_back_and_new_ones_do(
@@ -19,7 +19,7 @@ def test_purged_messages_waiting_or_in_flight_never_come_back_and_new_ones_do(
     in_flight = receive_all(worker, url, 2)  # not deleted: they would come back in 2 s
     boss.purge_queue(QueueUrl=url)
     # The in-flight ones fall due on the tracker, which finds them gone.
-    wait_for(lambda: _counts(worker, url) == ("0", "0"), 60, "the purged queue empty", 0.5)
+    wait_for(lambda: counts(worker, url) == (0, 0), 60, "the purged queue empty", 0.5)
     worker.send_message(QueueUrl=url, MessageBody="new")
     got = receive_all(worker, url, 1)
     assert [m["Body"] for m in got] == ["new"], (in_flight, got)
@@ -40,9 +40,3 @@ def test_a_second_purge_within_the_minute_and_an_operators_are_refused(web: Web)
         "AWS.SimpleQueueService.PurgeQueueInProgress",
         403,
     )
-
-
-def _counts(client, url: str) -> tuple[str, str]:
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-    got = client.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
-    return got[names[0]], got[names[1]]

@@ -33,6 +33,16 @@ def test_postgres_url_selects_postgresql(tmp_path: Path) -> None:
     assert (config["HOST"], config["PORT"], config["NAME"]) == ("db.example", 5433, "kmq")
 
 
+@pytest.mark.parametrize("url", ["", "postgres://u:p@db.example/kmq"])
+def test_connections_are_kept_and_checked_unless_the_url_says_otherwise(
+    tmp_path: Path, url: str
+) -> None:
+    config = env.database(url, tmp_path)
+    assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (env.CONN_MAX_AGE_S, True)
+    if url:
+        assert env.database(url + "?conn_max_age=0", tmp_path)["CONN_MAX_AGE"] == 0
+
+
 @pytest.mark.parametrize("url", ["nosuchdb://x/y", "not a url"])
 def test_bad_database_url_names_the_variable(tmp_path: Path, url: str) -> None:
     with pytest.raises(ImproperlyConfigured, match="DATABASE_URL"):

@@ -14,6 +14,9 @@ from .config import producer_config
 log = logging.getLogger(__name__)
 
 Report = Callable[[KafkaError | None, KafkaMessage], None]
+# A waiter whose report another thread's poll served learns of it within
+# this (its own poll returns only on an event it serves, or at the timeout).
+REPORT_CHECK_S = 0.005
 
 
 class OutcomeUnknown(Exception):
@@ -105,9 +108,10 @@ class CheckedProducer:
 
         for i, record in enumerate(records):
             self.produce(topic, on_delivery=reporter(i), **record)
+        self._producer.flush(0)  # sent now, not after linger.ms: a caller is waiting
         deadline = time.monotonic() + timeout
         while len(reports) < len(records) and (left := deadline - time.monotonic()) > 0:
-            self._producer.poll(min(left, 0.1))
+            self._producer.poll(min(left, REPORT_CHECK_S))
         with lock:
             waiting[0] = False
             got = dict(reports)

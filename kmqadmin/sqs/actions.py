@@ -16,8 +16,8 @@ from .caller import Caller
 from .errors import access_denied, invalid_action, unsupported_operation
 from .params import Params
 
-# Most actions block (the database, Kafka) and run in a pool thread; a
-# coroutine (ReceiveMessage's long poll) runs on the event loop.
+# An action runs in a pool thread (the database, Kafka); one that waits
+# (ReceiveMessage's long poll) returns an awaitable the event loop awaits.
 Action = Callable[[Params, Caller], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 ACTIONS: dict[str, tuple[Role, Action]] = {

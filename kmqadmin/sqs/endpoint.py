@@ -15,9 +15,11 @@ InternalError.
 """
 
 import asyncio
+import functools
 import inspect
 import logging
 import uuid
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from email.utils import formatdate
 from types import ModuleType
@@ -27,14 +29,15 @@ from confluent_kafka import KafkaException
 from django.conf import settings
 
 from kmqadmin.console.services import sqs_keys
-from kmqadmin.console.services.roles import role_of
+from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.client.errors import KafkaSetupError
 
 from . import json_protocol, query_protocol
-from .actions import Action, action_for
+from .actions import action_for
 from .caller import Caller
 from .errors import Answer, SqsError, service_unavailable
+from .remembered import remembered
 from .request import base_url, incoming, is_sqs
 from .signature import SignatureError, verify
 from .threads import in_thread
@@ -84,11 +87,9 @@ async def respond(scope: Scope, body: bytes | None) -> Answer:
                 f"The request is longer than {MAX_BODY_BYTES} bytes.",
                 code="InvalidParameterValue",
             )
-        caller = await in_thread(_caller, request, base_url(scope))
-        name, params = protocol.parse(request)
-        if protocol is query_protocol and scope["path"].count("/") >= 3:
-            params.setdefault("QueueUrl", scope["path"])  # posted to the queue's URL
-        result = await _run(action_for(name, caller), params, caller)
+        name, result = await in_thread(_called, request, scope, protocol)
+        if inspect.isawaitable(result):  # a receive's wait: on the loop, holding no thread
+            result = await result
     except SignatureError as exc:
         return _error(protocol, SqsError.of_signature(exc), request_id)
     except SqsError as exc:
@@ -118,10 +119,18 @@ def _error(protocol: ModuleType, error: SqsError, request_id: str) -> Answer:
     return error.as_xml(request_id) if protocol is query_protocol else error.as_json(request_id)
 
 
-async def _run(action: Action, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
-    if inspect.iscoroutinefunction(action):
-        return await action(params, caller)
-    return await in_thread(action, params, caller)  # type: ignore[arg-type]
+def _called(
+    request: Any, scope: Scope, protocol: ModuleType
+) -> tuple[str, dict[str, Any] | Awaitable[dict[str, Any]]]:
+    """On a pool thread: the signature checked, the request read and the
+    action run, one thread hop per request (each costs as much as the rest
+    of a short request). An action that waits (a receive) hands back what
+    is left of it to await on the loop."""
+    caller = _caller(request, base_url(scope))
+    name, params = protocol.parse(request)
+    if protocol is query_protocol and scope["path"].count("/") >= 3:
+        params.setdefault("QueueUrl", scope["path"])  # posted to the queue's URL
+    return name, action_for(name, caller)(params, caller)
 
 
 async def _disconnected(receive: Any) -> None:
@@ -132,9 +141,23 @@ async def _disconnected(receive: Any) -> None:
 
 def _caller(request: Any, url: str) -> Caller:
     """Who signed the request: the key's user, with the user's role."""
-    key_id = verify(request, sqs_keys.secret_of, datetime.now(UTC), settings.KMQ_SQS_REGION)
-    user = sqs_keys.user_of(key_id)
-    return Caller(user, role_of(user), key_id, url)
+    keys = functools.cache(_key)  # one answer all through the request
+    key_id = verify(
+        request,
+        lambda k: found[0].secret if (found := keys(k)) else None,
+        datetime.now(UTC),
+        settings.KMQ_SQS_REGION,
+    )
+    key, role = keys(key_id)  # type: ignore[misc]  # verified: it is active
+    return Caller(key.user, role, key_id, url)
+
+
+def _key(key_id: str) -> tuple[sqs_keys.ActiveKey, Role] | None:
+    def find() -> tuple[sqs_keys.ActiveKey, Role] | None:
+        key = sqs_keys.active(key_id)
+        return None if key is None else (key, role_of(key.user))
+
+    return remembered(("key", key_id), find)
 
 
 async def _body(receive: Any) -> bytes | None:

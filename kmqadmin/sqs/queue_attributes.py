@@ -138,7 +138,7 @@ def get_queue_attributes(params: Params, caller: Caller) -> dict[str, Any]:
 
 
 def set_queue_attributes(params: Params, caller: Caller) -> dict[str, Any]:
-    queue, sqs = lookup(params)
+    queue, sqs = lookup(params, to_change=True)
     attributes = given(params)
     before = current(queue, sqs, set(attributes))
     after = {**attributes, "key": caller.key_id}

@@ -97,7 +97,7 @@ def list_queues(params: Params, caller: Caller) -> dict[str, Any]:
 def delete_queue(params: Params, caller: Caller) -> dict[str, Any]:
     """Unregistered; its topics deleted too when SQS made it. A queue
     registered in the console keeps its topics (and their records)."""
-    queue, sqs = lookup(params)
+    queue, sqs = lookup(params, to_change=True)
     config, owned = queue.config(), sqs.created_by_sqs
     with audit.action(
         caller.user, "sqs.DeleteQueue", queue.topic, after={"key": caller.key_id}

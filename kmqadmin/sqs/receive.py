@@ -16,9 +16,11 @@ handed out garbled and never lost.
 import base64
 import json
 import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
-from kmqadmin.console.models import Queue, SqsQueue
+from kmqadmin.console.models import Queue
 from kmqadmin.console.services import audit
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueConfig
@@ -48,35 +50,52 @@ SYSTEM_ATTRIBUTES = (
 )
 
 
-async def receive_message(params: Params, caller: Caller) -> dict[str, Any]:
-    queue, sqs, config = await in_thread(_queue, params)
+def receive_message(params: Params, caller: Caller) -> Awaitable[dict[str, Any]]:
+    """The request checked (on a pool thread); the wait for messages is the
+    awaitable it returns, for the event loop."""
+    queue, sqs = lookup(params)
+    config = queue.config()  # reads secrets, may check access over the network
     wants = integer(params, "MaxNumberOfMessages", 1, 10) or 1
     wait_s = integer(params, "WaitTimeSeconds", 0, 20)
     visibility_s = integer(params, "VisibilityTimeout", 0, 43_200)
     if visibility_s:
         check_extend(config, visibility_s)
-    system = _asked(params, "AttributeNames", "MessageSystemAttributeNames")
-    wanted_attributes = strings(params, "MessageAttributeNames")
+    asked = Asked(
+        _asked(params, "AttributeNames", "MessageSystemAttributeNames"),
+        strings(params, "MessageAttributeNames"),
+        visibility_s,
+    )
     if wait_s is None:
         wait_s = sqs.receive_message_wait_time_seconds
+    return _received(queue, config, wants, wait_s, asked, caller)
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a receive asks for besides messages."""
+
+    system: set[str]  # system attributes
+    attributes: list[str]  # message attributes, as MessageAttributeNames gives them
+    visibility_s: int | None  # its own VisibilityTimeout
+
+
+async def _received(
+    queue: Queue, config: QueueConfig, wants: int, wait_s: int, asked: Asked, caller: Caller
+) -> dict[str, Any]:
     got = await receiver(config).receive(wants, wait_s)
     if not got:
         return {}
     try:
-        messages = await in_thread(_handed_out, queue, config, got, visibility_s, caller)
+        messages = await in_thread(_handed_out, queue, config, got, asked.visibility_s, caller)
         now = str(now_ms())
-        rendered = [_rendered(queue.topic, m, system, wanted_attributes, now) for m in messages]
-        return {"Messages": rendered}
+        return {
+            "Messages": [
+                _rendered(queue.topic, m, asked.system, asked.attributes, now) for m in messages
+            ]
+        }
     except BaseException:  # the client hung up, or Kafka or the audit log failed: not given
         receiver(config).release(got)
         raise
-
-
-def _queue(params: Params) -> tuple[Queue, SqsQueue, QueueConfig]:
-    """The queue with its config: a cluster's config reads secrets and may
-    check access over the network, so not on the event loop."""
-    queue, sqs = lookup(params)
-    return queue, sqs, queue.config()
 
 
 def _handed_out(

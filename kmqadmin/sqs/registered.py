@@ -8,6 +8,7 @@ from kmqadmin.console.models import Cluster, Queue, SqsQueue
 from . import queue_names
 from .errors import SqsError, queue_does_not_exist, service_unavailable
 from .params import Params
+from .remembered import remembered
 
 
 def cluster() -> Cluster:
@@ -29,13 +30,28 @@ def cluster() -> Cluster:
     return clusters[0]
 
 
-def lookup(params: Params) -> tuple[Queue, SqsQueue]:
-    """The queue ``QueueUrl`` names, with its SQS attributes."""
+def lookup(params: Params, *, to_change: bool = False) -> tuple[Queue, SqsQueue]:
+    """The queue ``QueueUrl`` names, with its SQS attributes: as remembered
+    (remembered.py; not to be changed) unless ``to_change``, which reads
+    them afresh for an action that edits them."""
     name = queue_names.from_url(params.get("QueueUrl"))
-    queue = Queue.objects.select_related("cluster").filter(cluster=cluster(), topic=name).first()
-    if queue is None:
+    found = (
+        _registered(name) if to_change else remembered(("queue", name), lambda: _registered(name))
+    )
+    if found is None:
         raise queue_does_not_exist()
-    return queue, SqsQueue.objects.get_or_create(queue=queue)[0]
+    return found
+
+
+def _registered(name: str) -> tuple[Queue, SqsQueue] | None:
+    queues = Queue.objects.select_related("cluster", "sqs").filter(cluster=cluster(), topic=name)
+    queue = queues.first()
+    if queue is None:
+        return None
+    try:
+        return queue, queue.sqs
+    except SqsQueue.DoesNotExist:  # registered in the console: SQS's defaults
+        return queue, SqsQueue.objects.get_or_create(queue=queue)[0]
 
 
 def _not_set_up(reason: str) -> SqsError:

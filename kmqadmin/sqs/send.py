@@ -207,7 +207,7 @@ def _write(queue: Queue, messages: list[Outgoing], caller: Caller) -> list[str |
     after: dict[str, Any] = {"key": caller.key_id}
     with audit.action(caller.user, "sqs.SendMessage", queue.topic, after=after) as entry:
         if any(m.delay_s for m in messages) and not queue.delayed_sends:
-            _take_delayed_sends(queue)
+            queue = _take_delayed_sends(queue)
             after["delayed sends"] = "switched on"
         config = queue.config()
         results: list[str | SqsError] = [""] * len(messages)
@@ -279,9 +279,12 @@ def _send_later(
     return later
 
 
-def _take_delayed_sends(queue: Queue) -> None:
-    """Its schedules topic made; the workers start its scheduler on their
-    next look at the registry, and it fires what is due from then on."""
-    queue.delayed_sends = True
-    queue.save(update_fields=["delayed_sends"])
-    queue.config().ensure_topics(queue.partitions)
+def _take_delayed_sends(queue: Queue) -> Queue:
+    """The queue taking delayed sends, its schedules topic made; the
+    workers start its scheduler on their next look at the registry, and it
+    fires what is due from then on. Read afresh: ``queue`` is remembered."""
+    taking = Queue.objects.select_related("cluster").get(pk=queue.pk)
+    taking.delayed_sends = True
+    taking.save(update_fields=["delayed_sends"])
+    taking.config().ensure_topics(taking.partitions)
+    return taking

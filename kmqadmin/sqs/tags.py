@@ -28,7 +28,7 @@ def given(params: Params, name: str, queue: str) -> dict[str, str]:
 
 
 def tag_queue(params: Params, caller: Caller) -> dict[str, Any]:
-    queue, sqs = lookup(params)
+    queue, sqs = lookup(params, to_change=True)
     tags = given(params, "Tags", queue.topic)
     if not tags:
         raise missing_parameter("Tags")
@@ -43,7 +43,7 @@ def tag_queue(params: Params, caller: Caller) -> dict[str, Any]:
 
 
 def untag_queue(params: Params, caller: Caller) -> dict[str, Any]:
-    queue, sqs = lookup(params)
+    queue, sqs = lookup(params, to_change=True)
     keys = strings(params, "TagKeys")
     if not keys or not all(1 <= len(k) <= MAX_KEY for k in keys):
         raise invalid_parameter_value(

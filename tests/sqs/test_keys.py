@@ -30,7 +30,7 @@ def test_a_key_is_printed_once_as_two_lines_and_kept_encrypted() -> None:
     printed = CREATED.fullmatch(kmq("sqs-key", "create", "ops"))
     assert printed is not None
     key_id, secret = printed.groups()
-    assert sqs_keys.secret_of(key_id) == secret
+    assert sqs_keys.active(key_id).secret == secret
     stored = SqsAccessKey.objects.get(key_id=key_id)
     assert stored.user.username == "ops"
     assert secret.encode() not in bytes(stored.secret)
@@ -49,7 +49,7 @@ def test_a_pair_services_already_use_is_imported_from_the_environment(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXISTING0001")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalr/XUtnFEMI+K7MDENG")
     assert kmq("sqs-key", "import", "ops") == ""  # the secret is never printed
-    assert sqs_keys.secret_of("AKIAEXISTING0001") == "wJalr/XUtnFEMI+K7MDENG"
+    assert sqs_keys.active("AKIAEXISTING0001").secret == "wJalr/XUtnFEMI+K7MDENG"
     entry = AuditEntry.objects.get(action="sqs-key.create")
     assert entry.after == {"user": "ops", "imported": True}
     with pytest.raises(CommandError, match="exists already"):
@@ -64,7 +64,7 @@ def test_a_revoked_key_has_no_secret_any_more() -> None:
     get_user_model().objects.create_user("ops")
     key_id, _ = CREATED.fullmatch(kmq("sqs-key", "create", "ops")).groups()
     kmq("sqs-key", "revoke", key_id)
-    assert sqs_keys.secret_of(key_id) is None
+    assert sqs_keys.active(key_id) is None
     assert AuditEntry.objects.filter(action="sqs-key.revoke", target=f"sqs-key:{key_id}").exists()
     with pytest.raises(CommandError, match="no active SQS access key"):
         kmq("sqs-key", "revoke", key_id)
@@ -74,7 +74,7 @@ def test_a_revoked_key_has_no_secret_any_more() -> None:
 def test_an_unknown_user_or_key_is_named() -> None:
     with pytest.raises(CommandError, match="no user 'nobody'"):
         kmq("sqs-key", "create", "nobody")
-    assert sqs_keys.secret_of("AKIANOSUCHKEY0000000") is None
+    assert sqs_keys.active("AKIANOSUCHKEY0000000") is None
 
 
 @pytest.mark.django_db
@@ -86,6 +86,6 @@ def test_a_secret_under_a_retired_encryption_key_is_unreadable_and_rotation_keep
     old = settings.KMQ_SQS_ENCRYPTION_KEY
     new = "Qm9ndXNCb2d1c0JvZ3VzQm9ndXNCb2d1c0JvZ3VzMDA="
     settings.KMQ_SQS_ENCRYPTION_KEY = f"{new},{old}"  # rotated: the old one still reads
-    assert sqs_keys.secret_of(key_id) == secret
+    assert sqs_keys.active(key_id).secret == secret
     settings.KMQ_SQS_ENCRYPTION_KEY = new  # retired: refused, not an error
-    assert sqs_keys.secret_of(key_id) is None
+    assert sqs_keys.active(key_id) is None

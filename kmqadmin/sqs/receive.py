@@ -106,8 +106,8 @@ def _handed_out(
     caller: Caller,
 ) -> list[Message]:
     """The messages an SQS client can read; the others rejected to the DLQ.
-    A VisibilityTimeout of the request's own moves their deadlines."""
-    settle = settler(config)
+    A VisibilityTimeout of the request's own moves their deadlines. (The
+    settler is taken only when needed: it asks whether Kafka answers.)"""
     readable = []
     for message in got:
         if (reason := _unreadable(message)) is None:
@@ -120,9 +120,9 @@ def _handed_out(
                 message.offset,
                 reason,
             )
-            settle.reject([_receipt(queue, message)], reason)
+            settler(config).reject([_receipt(queue, message)], reason)
     if visibility_s is not None and readable:
-        receipts = [_receipt(queue, m) for m in readable]
+        receipts, settle = [_receipt(queue, m) for m in readable], settler(config)
         if visibility_s:
             settle.extend(receipts, visibility_s)
         else:

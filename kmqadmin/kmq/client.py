@@ -104,6 +104,10 @@ class QueueClient(Closing):
         )
         self._failed_markers: list[str] = []
         self.malformed = 0
+        # Commits of started messages the group refused or never answered:
+        # whoever reads those partitions next delivers the messages again,
+        # so a caller that has not handed them out yet should not (receivers.py).
+        self.refused_commits = 0
 
     def _arrived(self, max_messages: int, timeout: float) -> list[KafkaMessage]:
         """What has arrived, up to ``max_messages``, as soon as anything has:
@@ -363,10 +367,12 @@ class QueueClient(Closing):
                 self.config.topic,
                 error.str(),
             )
+            self.refused_commits += 1
             return
         if hung is not None:
             # Its coordinator may never be found again (bounded_call.py):
             # what it polled is in flight all the same, as above.
+            self.refused_commits += 1
             no_answer = f"had no answer to an offset commit in {COMMIT_TIMEOUT_S:.0f} s"
             self._commits.close()  # its thread ends when the call does
             self._commits = CallThread("kmq-commit")

@@ -75,6 +75,7 @@ class ShareQueueClient(Closing):
         self.malformed = 0
         self.refused_acks = 0  # acknowledgements the broker refused
         self.expired_locks = 0  # acknowledgements found too late, before sending
+        self.refused_commits = 0  # QueueClient's name: a share group commits no offsets
 
     def poll(self, max_messages: int = 500, timeout: float = 1.0) -> list[Message]:
         """Up to ``max_messages`` newly acquired messages: no more are

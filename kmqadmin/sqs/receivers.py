@@ -224,6 +224,7 @@ class Receiver:
                 self._held.pop((m.partition, m.offset), None)
             _refusals(client.release_all, returned)
         if wanted > 0:
+            refused = client.refused_commits
             polled = client.poll(min(wanted, MAX_POLL), POLL_S)
             if polled:
                 self._client_since = WARM  # its group joined: short polls are short again
@@ -232,7 +233,9 @@ class Receiver:
                 # release) lands after its start, and a kill -9 from here on
                 # leaves them to the tracker, never to be read again.
                 client.flush()
-                self._ready.extend((time.monotonic(), m) for m in polled)
+                self._ready.extend(
+                    (time.monotonic(), m) for m in _committed(client, polled, refused)
+                )
         self._hand_out(client)
 
     def _hand_out(self, client: QueueClient) -> None:
@@ -282,6 +285,22 @@ class Receiver:
             if id(message) in late:
                 reasons[i] = LOCK_GONE
         job.done.set_result(reasons)
+
+
+def _committed(client: QueueClient, polled: list[Message], refused: int) -> list[Message]:
+    """``polled``, unless the group refused their offsets' commit (it moves,
+    as after a broker's stall): then whoever reads those partitions next
+    delivers them again, and handed out now they would be received twice.
+    Kept back, each is received once: as read again, or, if no one reads it
+    again before its visibility timeout, as the tracker redelivers it."""
+    if client.refused_commits == refused:
+        return polled
+    log.warning(
+        "%s: %d messages not handed out: their offsets were not committed, so they are read again",
+        client.config.topic,
+        len(polled),
+    )
+    return []
 
 
 def _act(client: QueueClient, job: Settling, message: Message) -> None:

@@ -32,7 +32,7 @@ from .errors import SqsError, invalid_parameter_value, missing_parameter, servic
 from .moving import move_messages
 from .params import Params, integer
 from .queues import dead_letter_sources
-from .registered import cluster
+from .registered import cluster, queue_named
 
 MAX_RATE = 500  # SQS's most messages per second
 MAX_LISTED = 10
@@ -140,7 +140,7 @@ def _queue(arn: object, parameter: str) -> Queue:
     if not arn:
         raise missing_parameter(parameter)
     name = queue_names.from_arn(arn, parameter)
-    found = Queue.objects.select_related("cluster").filter(cluster=cluster(), topic=name).first()
+    found = queue_named(name)
     if found is None:
         raise _not_found(
             f"The resource that you specified for the {parameter} parameter does not exist."

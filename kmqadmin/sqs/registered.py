@@ -43,9 +43,14 @@ def lookup(params: Params, *, to_change: bool = False) -> tuple[Queue, SqsQueue]
     return found
 
 
-def _registered(name: str) -> tuple[Queue, SqsQueue] | None:
+def queue_named(name: str) -> Queue | None:
+    """The queue registered as ``name`` on the endpoint's cluster, if any."""
     queues = Queue.objects.select_related("cluster", "sqs").filter(cluster=cluster(), topic=name)
-    queue = queues.first()
+    return queues.first()
+
+
+def _registered(name: str) -> tuple[Queue, SqsQueue] | None:
+    queue = queue_named(name)
     if queue is None:
         return None
     try:

@@ -16,7 +16,7 @@ The browser is timed seeking by time and scanning with a JSONPath that
 matches nothing (so the scan cap, not the page, ends the read).
 
 Then the web process's CPU with 1 and with ``--viewers`` WebSocket viewers
-of the queue page, a real daphne serving real sockets for ``--watch-s``
+of the queue page, a real web process serving real sockets for ``--watch-s``
 while a worker churns the queue, so the page changes every tick. The live
 push renders once per queue per tick (console/live/feed.py), so the ratio
 should stay near 1; the target is at most 2.
@@ -63,6 +63,7 @@ from django.test import Client  # noqa: E402
 
 from bench.common import report  # noqa: E402
 from bench.kmq_throughput import fill  # noqa: E402
+from kmqadmin.console.cli import processes  # noqa: E402
 from kmqadmin.console.models import Cluster, Queue  # noqa: E402
 from kmqadmin.console.services import clients  # noqa: E402
 from kmqadmin.kafka.client.config import consumer_config  # noqa: E402
@@ -242,7 +243,7 @@ def viewer_cpu(queue: Queue, args: argparse.Namespace) -> dict:
     client = Client()
     client.force_login(User.objects.get(username="bench"))
     cookie = f"sessionid={client.cookies['sessionid'].value}"
-    with daphne() as (pid, port), churn(queue):
+    with web_process() as (pid, port), churn(queue):
         url = f"ws://127.0.0.1:{port}/ws/queues/{queue.topic}/in-flight/"
         one = asyncio.run(watch(url, cookie, 1, args.watch_s, pid))
         many = asyncio.run(watch(url, cookie, args.viewers, args.watch_s, pid))
@@ -285,19 +286,11 @@ def cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def daphne():
+def web_process():
+    """The web process as `make run` starts it at WARNING."""
     port = free_port()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "kmqadmin.asgi:application",
-        ],
+        processes.web("127.0.0.1", port, "WARNING"),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         env={**os.environ, "DJANGO_LOG_LEVEL": "WARNING"},
@@ -340,12 +333,12 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 60) -
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"daphne exited with {process.returncode}")
+            raise RuntimeError(f"the web process exited with {process.returncode}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"daphne did not listen on {port} within {timeout_s} s")
+    raise RuntimeError(f"the web process did not listen on {port} within {timeout_s} s")
 
 
 if __name__ == "__main__":

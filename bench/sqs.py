@@ -16,7 +16,7 @@ and p50/p99 of every ReceiveMessage that found messages. A ``--warmup``
 round on the same queue first (our web process joins the queue's group on
 its first receive, the JVM compiles its hot paths) is not counted.
 
-Ours is one daphne web process, as `make run` serves it, with the queue's
+Ours is one web process, as `make run` serves it, with the queue's
 redelivery tracker running in this process, as a worker runs it. The peer
 is ElasticMQ (.jars/elasticmq, `make deps`), in memory, on the same cores.
 Then our REST API's enqueue (one message per POST, token auth) against our
@@ -277,7 +277,7 @@ def run(bootstrap: str, args: argparse.Namespace) -> dict:
     return {
         "load_average_at_start": load,
         "settings": vars(args),
-        "servers": {"ours": "kmqadmin's SQS endpoint: one daphne process", "peer": peer.name},
+        "servers": {"ours": "kmqadmin's SQS endpoint: one uvicorn process", "peer": peer.name},
         "ours": mine,
         "peer": theirs,
         "ratios_ours_over_peer": ratios(mine, theirs),

@@ -1,4 +1,4 @@
-"""The two SQS servers bench/sqs.py drives: ours (a daphne web process on a
+"""The two SQS servers bench/sqs.py drives: ours (the web process on a
 fresh database, a user with an SQS key and a REST token, each queue's
 tracker in this process) and ElasticMQ (a JVM of its own from
 .jars/elasticmq, which `make deps` fetches).
@@ -11,7 +11,6 @@ import atexit
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -36,6 +35,7 @@ from django.contrib.auth.models import Group  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
+from kmqadmin.console.cli import processes  # noqa: E402
 from kmqadmin.console.models import Cluster, Queue  # noqa: E402
 from kmqadmin.console.services import sqs_keys  # noqa: E402
 from kmqadmin.kafka.embedded import child  # noqa: E402
@@ -45,7 +45,6 @@ from kmqadmin.kmq import RedeliveryTracker  # noqa: E402
 ELASTICMQ_JARS = ROOT / ".jars" / "elasticmq"
 ELASTICMQ_MAIN = "org.elasticmq.server.Main"
 JAVA = ["java", "-Xmx256m"]
-DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
 START_TIMEOUT_S = 90
 
 
@@ -66,8 +65,9 @@ class Server:
 
 @contextmanager
 def ours(bootstrap: str) -> Iterator[Server]:
-    """A daphne serving kmqadmin on ``bootstrap``, as `make run`'s web
-    process does, with an admin's SQS key and REST token."""
+    """The web process serving kmqadmin on ``bootstrap`` as `make run`
+    starts it (at its log level, WARNING: no access log), with an admin's
+    SQS key and REST token."""
     call_command("migrate", verbosity=0)
     Cluster.objects.create(name="bench", bootstrap_servers=bootstrap)
     user = get_user_model().objects.create_user("bench")
@@ -77,7 +77,7 @@ def ours(bootstrap: str) -> Iterator[Server]:
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": bootstrap}
     with open(Path(DATA_DIR) / "web.log", "ab") as log:
         process = subprocess.Popen(
-            [*DAPHNE, "-p", str(port), "kmqadmin.asgi:application"],
+            processes.web("127.0.0.1", port, "WARNING"),
             cwd=ROOT,
             env=env,
             stdout=log,

@@ -44,6 +44,20 @@ def manage(*args: str, timeout: float = 60, **overrides: str) -> subprocess.Comp
     )
 
 
+def spawn(argv: list[str], log: Path, **settings: str) -> subprocess.Popen:
+    """``argv`` as a child on ``settings``, its output appended to ``log``
+    (read it to tell why the child did what it did)."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            argv, cwd=ROOT, env=env(**settings), stdout=out, stderr=subprocess.STDOUT
+        )
+
+
+def celery_worker(*options: str) -> list[str]:
+    """A kmqadmin Celery worker's command line, with ``options``."""
+    return [sys.executable, "-m", "celery", "-A", "kmqadmin", "worker", *options]
+
+
 def wait_for[T](
     condition: Callable[[], T],
     timeout: float,

@@ -1,20 +1,19 @@
-"""One web process (daphne, as `make run` serves it) for the SQS tests, on
+"""One web process (as `make run` serves it) for the SQS tests, on
 the suite's broker, with a user of each role and an SQS key for each."""
 
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from kmqadmin.console.cli.processes import web as web_process
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 from kmqadmin.kmq import QueueConfig, RedeliveryTracker
-from tests.process import ROOT, env, kill9, manage, wait_for
+from tests.process import kill9, manage, spawn, wait_for
 from tests.sqs.clients import USERS, Web, sqs, status
 
-DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
 SETUP = """
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -35,11 +34,11 @@ def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iter
     data = tmp_path_factory.mktemp("sqs-web")
     settings = {"KMQ_DATA_DIR": str(data), "KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers}
     keys = set_up(settings, ["orders-a", "orders-b", "payments"])
-    daphne, port = start_web(settings)
+    process, port = start_web(settings)
     try:
-        yield Web(port, keys, Path(data) / "web.log", settings, daphne.pid)
+        yield Web(port, keys, Path(data) / "web.log", settings, process.pid)
     finally:
-        kill9(daphne)
+        kill9(process)
 
 
 def set_up(settings: dict[str, str], queues: list[str]) -> dict[str, dict[str, str]]:
@@ -57,22 +56,16 @@ def set_up(settings: dict[str, str], queues: list[str]) -> dict[str, dict[str, s
 
 
 def start_web(settings: dict[str, str]) -> tuple[subprocess.Popen, int]:
-    """A daphne serving kmqadmin on ``settings``' data dir, once it answers."""
+    """A web process serving kmqadmin on ``settings``' data dir, once it answers."""
     port = free_port()
-    with open(Path(settings["KMQ_DATA_DIR"]) / "web.log", "ab") as out:
-        daphne = subprocess.Popen(
-            [*DAPHNE, "-p", str(port), "kmqadmin.asgi:application"],
-            cwd=ROOT,
-            env=env(**settings),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    log = Path(settings["KMQ_DATA_DIR"]) / "web.log"
+    process = spawn(web_process("127.0.0.1", port), log, **settings)
     try:
         wait_for(lambda: status(f"http://127.0.0.1:{port}/sqs") == 403, 60, "the endpoint")
     except AssertionError:
-        kill9(daphne)
+        kill9(process)
         raise
-    return daphne, port
+    return process, port
 
 
 @pytest.fixture

@@ -43,8 +43,8 @@ def test_a_stalled_broker_gets_answers_not_500s_and_loses_no_message(
         "KAFKA_BOOTSTRAP_SERVERS": own_broker.bootstrap_servers,
     }
     keys = set_up(settings, [])
-    daphne, port = start_web(settings)
-    web = Web(port, keys, tmp_path / "web.log", settings, daphne.pid)
+    process, port = start_web(settings)
+    web = Web(port, keys, tmp_path / "web.log", settings, process.pid)
     name = f"stall-{uuid.uuid4().hex[:8]}"
     url = sqs(web, "boss").create_queue(
         QueueName=name, Attributes={"VisibilityTimeout": str(VISIBILITY_S)}
@@ -65,7 +65,7 @@ def test_a_stalled_broker_gets_answers_not_500s_and_loses_no_message(
         deleted = drain(client, url, sent | during.pop("sent"))
     finally:
         tracker.stop()
-        kill9(daphne)
+        kill9(process)
     for what, (outcome, seconds) in during.items():
         assert outcome in ("ok", "ServiceUnavailable"), (what, outcome)
         assert seconds < ANSWER_S, (what, seconds)

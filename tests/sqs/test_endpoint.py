@@ -1,4 +1,4 @@
-"""The SQS endpoint in a real web process (daphne, as `make run` serves it),
+"""The SQS endpoint in a real web process (as `make run` serves it),
 driven by boto3 over TCP in both SQS protocols: its keys made with
 `kmq sqs-key`, its queues the console's, its signatures verified, its roles
 applied, and Django still serving everything else."""

@@ -7,7 +7,6 @@ loses no message, and the next task moves what the first did not."""
 
 import json
 import subprocess
-import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -21,11 +20,10 @@ from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
-from tests.process import ROOT, env, kill9, wait_for
+from tests.process import celery_worker, kill9, spawn, wait_for
 from tests.sqs.clients import Web, counts, error_of, receive_all, sqs
 from tests.sqs.conftest import set_up, start_web
 
-WORKER = [sys.executable, "-m", "celery", "-A", "kmqadmin", "worker", "--pool", "solo"]
 ARN = "arn:aws:sqs:us-east-1:000000000000:{}"
 
 
@@ -36,14 +34,7 @@ class Stack:
 
     def worker(self) -> subprocess.Popen:
         log = Path(self.settings["KMQ_DATA_DIR"]) / "worker.log"
-        with log.open("ab") as out:
-            return subprocess.Popen(
-                [*WORKER, "--loglevel", "INFO"],
-                cwd=ROOT,
-                env=env(**self.settings),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        return spawn(celery_worker("--pool", "solo", "--loglevel", "INFO"), log, **self.settings)
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +48,11 @@ def stack(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> It
         "KMQ_SERVICES_REFRESH_S": "1",
     }
     keys = set_up(settings, [])  # a worker here hosts a tracker per registered queue
-    daphne, port = start_web(settings)
+    process, port = start_web(settings)
     try:
-        yield Stack(Web(port, keys, data / "web.log", settings, daphne.pid), settings)
+        yield Stack(Web(port, keys, data / "web.log", settings, process.pid), settings)
     finally:
-        kill9(daphne)
+        kill9(process)
 
 
 @pytest.fixture

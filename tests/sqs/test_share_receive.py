@@ -109,11 +109,11 @@ def test_visibility_zero_gives_it_back_at_once_and_more_than_the_lock_is_refused
 
 @pytest.fixture
 def second_web(web: Web) -> Iterator[int]:
-    daphne, port = start_web(web.settings)
+    process, port = start_web(web.settings)
     try:
         yield port
     finally:
-        kill9(daphne)
+        kill9(process)
 
 
 def test_a_handle_taken_to_another_web_process_is_refused_and_the_message_kept(

@@ -2,8 +2,6 @@
 jobs run in a child and reach the port through the multiprocess directory)
 and a real web process, both scraped over HTTP."""
 
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -13,11 +11,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.sync.client import connect
 
+from kmqadmin.console.cli.processes import web
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.scheduler import ScheduleClient, SchedulerConfig
-from tests.process import ROOT, env, kill9, manage, wait_for
+from tests.process import celery_worker, kill9, manage, spawn, wait_for
 from tests.schedule_helpers import in_seconds
 
 REGISTER = """
@@ -67,17 +66,6 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
-def spawn(args: list[str], settings: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", *args],
-            cwd=ROOT,
-            env=env(**settings),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
 @pytest.fixture
 def running(kafka: EmbeddedBroker, topic: str, tmp_path: Path) -> Iterator[dict]:
     """A registered queue and schedules topic, a worker and a web process."""
@@ -108,11 +96,11 @@ def running(kafka: EmbeddedBroker, topic: str, tmp_path: Path) -> Iterator[dict]
     for folder in dirs.values():
         folder.mkdir()
     log = tmp_path / "processes.log"
-    celery = ["celery", "-A", "kmqadmin", "worker", "--pool", "prefork", "-c", "1", "-l", "INFO"]
-    daphne = ["daphne", "-b", "127.0.0.1", "-p", str(web_port), "kmqadmin.asgi:application"]
+    celery = celery_worker("--pool", "prefork", "-c", "1", "-l", "INFO")
+    argv = {"worker": celery, "web": web("127.0.0.1", web_port)}
     procs = [
-        spawn(celery, settings | {"PROMETHEUS_MULTIPROC_DIR": str(dirs["worker"])}, log),
-        spawn(daphne, settings | {"PROMETHEUS_MULTIPROC_DIR": str(dirs["web"])}, log),
+        spawn(argv[name], log, **settings, PROMETHEUS_MULTIPROC_DIR=str(dirs[name]))
+        for name in ("worker", "web")
     ]
     try:
         yield {

@@ -1,12 +1,11 @@
 """The Celery worker hosts the trackers: real worker processes, killed with -9."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
-from tests.process import ROOT, env, kill9, manage, wait_for
+from tests.process import celery_worker, kill9, manage, spawn, wait_for
 
 REGISTER = """
 from kmqadmin.console.models import Cluster, Queue
@@ -17,25 +16,7 @@ Queue.objects.create(cluster=cluster, topic="{topic}", group_id="{topic}-workers
 
 
 def worker(settings: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "kmqadmin",
-                "worker",
-                "--pool",
-                "solo",
-                "-l",
-                "INFO",
-            ],
-            cwd=ROOT,
-            env=env(**settings),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    return spawn(celery_worker("--pool", "solo", "-l", "INFO"), log, **settings)
 
 
 def test_workers_redeliver_for_a_queue_registered_while_they_run_and_survive_kill_9(

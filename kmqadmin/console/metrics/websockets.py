@@ -12,7 +12,7 @@ from prometheus_client import Counter, Gauge
 ACCEPTED = Counter("kmqadmin_websocket_accepted", "WebSocket connections accepted")
 # livesum: summed over the web processes, leaving out any marked dead
 # (prometheus_client.multiprocess.mark_process_dead, for a server that
-# restarts its workers; one daphne per tmpfs, as in compose, needs none).
+# restarts its workers; one web process per tmpfs, as in compose, needs none).
 OPEN = Gauge(
     "kmqadmin_websocket_open", "WebSocket connections open now", multiprocess_mode="livesum"
 )

@@ -13,9 +13,13 @@ default) on one waits up to WARMING_S for what is already on the queue,
 until its first poll that finds any (the group joined).
 Each poll is settled (starts on the broker, offsets committed) before its
 messages are handed out. One polled for a request that timed out meanwhile
-waits up to READY_S for the next request; then, or if its request's client
-hung up, it is released: redelivered, counting as a delivery, as SQS counts
-a message received but never seen.
+waits for the next request, since releasing it would count a receive no
+client saw (SQS counts only what it returns), and enough of those would
+dead-letter a message no worker ran: on a kmq queue up to half its
+visibility timeout (HOLD_S at most), then handed out with its deadline
+moved to a whole visibility timeout from then; on a share queue, whose
+lock the client cannot renew, READY_S. One still not taken then, or whose
+request's client hung up, is released: redelivered, counting as a delivery.
 
 On a share queue the client is a share group member, and only it can
 acknowledge what it acquired: the receiver keeps what it handed out until
@@ -46,7 +50,9 @@ IDLE_S = 5.0
 POLL_S = 0.2  # one poll's wait: how soon a new request is noticed by a busy poller
 MAX_POLL = 500
 SETTLE_S = 35.0  # past a QueueClient.flush's own 30 s
-READY_S = 1.0  # a message polled for a request that left waits this long for another
+READY_S = 1.0  # a share message polled for a request that left waits this long for another
+HOLD_S = 20.0  # a kmq one: half its visibility timeout, at most this (a long poll's length)
+FRESH_S = 0.5  # handed out later than this after its start, its deadline is moved
 # A client just made joins its group before it gets a record: a short poll on
 # it waits this long at most for what is already on the queue, so repeated
 # short polls of a quiet queue (each finding its client closed) get it too.
@@ -192,7 +198,7 @@ class Receiver:
     def _wait_for_waiters(self) -> bool:
         """False once idle for IDLE_S: the thread ends (a request starts
         another). With messages ready and no one to take them, it comes back
-        within READY_S to give them back."""
+        within READY_S to hand them out or give them back."""
         with self._changed:
             busy = lambda: self._waiters or self._returned or self._settling  # noqa: E731
             if busy() or self._changed.wait_for(busy, READY_S if self._ready else IDLE_S):
@@ -240,22 +246,42 @@ class Receiver:
 
     def _hand_out(self, client: QueueClient) -> None:
         """The ready messages to the waiters, oldest first. One no waiter
-        takes within READY_S goes back: its visibility timeout is running."""
+        takes within _hold_s() goes back: its visibility timeout is running."""
         while self._ready:
             with self._changed:
                 if not self._waiters:
                     break
                 waiter = self._waiters.popleft()
-            given = [m for _, m in self._ready[: waiter.wants]]
+            taken = self._ready[: waiter.wants]
             del self._ready[: waiter.wants]
+            given = [m for _, m in taken]
             if self.config.backend == "share":
                 until = time.monotonic() + self.config.message_timeout_ms / 1000
                 self._held.update({(m.partition, m.offset): (m, until) for m in given})
+            else:
+                self._renew(client, taken)
             waiter.loop.call_soon_threadsafe(_resolve, waiter.future, given, self)
-        stale = time.monotonic() - READY_S
+        stale = time.monotonic() - self._hold_s()
         if self._ready and self._ready[0][0] < stale:
             client.release_all([m for at, m in self._ready if at < stale])
             self._ready = [(at, m) for at, m in self._ready if at >= stale]
+
+    def _hold_s(self) -> float:
+        if self.config.backend == "share":
+            return READY_S
+        return min(HOLD_S, self.config.message_timeout_ms / 2000)
+
+    def _renew(self, client: QueueClient, taken: list[tuple[float, Message]]) -> None:
+        """A whole visibility timeout from now for those that waited for
+        their request: their deadline counted from their start, and the
+        request's client is owed the queue's full timeout. On the broker
+        before they are handed out, so a delete sent right away follows it."""
+        late = time.monotonic() - FRESH_S
+        renewed = [m for at, m in taken if at < late]
+        for message in renewed:
+            client.extend(message, self.config.message_timeout_ms)
+        if renewed:
+            client.flush()
 
     def _settle(self, client: QueueClient, job: Settling) -> None:
         """One request's acknowledgements, then one wait for the broker."""

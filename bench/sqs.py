@@ -12,7 +12,9 @@ send ``--messages`` in SendMessageBatch calls of 10; then each receives up
 to 10 at a time (long poll 1 s) and deletes what it got with one
 DeleteMessageBatch, until all are deleted. Messages per second for each
 phase and for the two together (each message sent, received and deleted),
-and p50/p99 of every ReceiveMessage that found messages. A ``--warmup``
+and p50/p99 of every ReceiveMessage that found messages. CPU per message
+twice: of the server process alone, and of the server's whole side (the
+machine's CPU less the clients'; ours: web process, broker and tracker). A ``--warmup``
 round on the same queue first (our web process joins the queue's group on
 its first receive, the JVM compiles its hot paths) is not counted.
 
@@ -163,6 +165,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_cpu_seconds() -> float:
+    """CPU time every process of the machine has used (/proc/stat), idle
+    and I/O wait left out."""
+    jiffies = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(jiffies) - jiffies[3] - jiffies[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(task: Callable, *args: Any) -> tuple[Any, float]:
+    """``task``'s result in a client process, with the CPU it took there."""
+    started = time.process_time()
+    return task(*args), time.process_time() - started
+
+
 @dataclass
 class Phase:
     """A phase run on every client at once: when it started and ended
@@ -173,6 +188,9 @@ class Phase:
     ended: float
     server_cpu_s: float
     results: list[Any]
+    # The machine's CPU less the clients': the server's whole side (ours:
+    # the web process, the broker and the tracker; ElasticMQ: its JVM).
+    server_side_cpu_s: float
 
     @property
     def seconds(self) -> float:
@@ -180,9 +198,12 @@ class Phase:
 
 
 def phase(pool: Pool, pid: int, task: Callable, args: list[tuple]) -> Phase:
-    cpu, started = cpu_seconds(pid), time.monotonic()
-    results = pool.starmap(task, args)
-    return Phase(started, time.monotonic(), cpu_seconds(pid) - cpu, results)
+    cpu, machine, started = cpu_seconds(pid), machine_cpu_seconds(), time.monotonic()
+    timed_results = pool.starmap(timed, [(task, *a) for a in args])
+    ended, server = time.monotonic(), cpu_seconds(pid) - cpu
+    clients = sum(cpu for _, cpu in timed_results)
+    side = machine_cpu_seconds() - machine - clients
+    return Phase(started, ended, server, [r for r, _ in timed_results], side)
 
 
 class Clients:
@@ -228,6 +249,9 @@ def figures(count: int, sent: Phase, drained: Phase) -> dict:
         "duplicates": len(ids) - len(set(ids)),
         "server_cpu_ms_per_msg": round(
             (sent.server_cpu_s + drained.server_cpu_s) * 1000 / count, 3
+        ),
+        "server_side_cpu_ms_per_msg": round(
+            (sent.server_side_cpu_s + drained.server_side_cpu_s) * 1000 / count, 3
         ),
     }
 

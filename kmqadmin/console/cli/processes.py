@@ -28,7 +28,7 @@ def commands(host: str, port: int, demo: bool, level: str = "INFO") -> dict[str,
 
 def web(host: str, port: int, level: str = "INFO") -> list[str]:
     """The web process: uvicorn with the C HTTP parser (httptools) and event
-    loop (uvloop). Measured under the SQS benchmark (docs/sqs.md), it takes
+    loop (uvloop). Measured under bench/sqs.py at `make run`'s level, it takes
     about a third less CPU per request than daphne, whose twisted parser was a
     fifth of ours. Django's lifespan is unused; proxy headers stay Django's to
     trust (SECURE_PROXY_SSL_HEADER), not the server's."""

@@ -12,7 +12,8 @@ send ``--messages`` in SendMessageBatch calls of 10; then each receives up
 to 10 at a time (long poll 1 s) and deletes what it got with one
 DeleteMessageBatch, until all are deleted. Messages per second for each
 phase and for the two together (each message sent, received and deleted),
-and p50/p99 of every ReceiveMessage that found messages. CPU per message
+and p50/p99 of every ReceiveMessage that found messages and of every
+DeleteMessageBatch. CPU per message
 twice: of the server process alone, and of the server's whole side (the
 machine's CPU less the clients'; ours: web process, broker and tracker). A ``--warmup``
 round on the same queue first (our web process joins the queue's group on
@@ -120,11 +121,12 @@ def rest_enqueues(server: dict, topic: str, count: int, body: str) -> int:
 def drain(server: dict, url: str, total: int) -> dict:
     """Receive 10, delete them in one batch, until ``total`` are deleted by
     all the clients together. Returns the milliseconds of each receive that
-    found messages, the ids received, the receives that found none and when
-    its last delete returned (a plain dict: it crosses from the client
-    process). The drain ends at the last delete, not when the other
-    clients' long polls come back empty."""
-    client, done = _sqs(server), {"found_ms": [], "ids": [], "empty": 0, "done_at": 0.0}
+    found messages and of each delete, the ids received, the receives that
+    found none and when its last delete returned (a plain dict: it crosses
+    from the client process). The drain ends at the last delete, not when
+    the other clients' long polls come back empty."""
+    client = _sqs(server)
+    done = {"found_ms": [], "delete_ms": [], "ids": [], "empty": 0, "done_at": 0.0}
     deadline = time.monotonic() + PHASE_TIMEOUT_S
     while _deleted.value < total and time.monotonic() < deadline:
         started = time.perf_counter()
@@ -140,7 +142,9 @@ def drain(server: dict, url: str, total: int) -> dict:
         entries = [
             {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)
         ]
+        started = time.perf_counter()
         deleted = client.delete_message_batch(QueueUrl=url, Entries=entries)
+        done["delete_ms"].append((time.perf_counter() - started) * 1000)
         if deleted.get("Failed"):
             raise RuntimeError(f"delete failed: {deleted['Failed'][:3]}")
         with _deleted.get_lock():
@@ -234,6 +238,7 @@ class Clients:
 
 def figures(count: int, sent: Phase, drained: Phase) -> dict:
     found = sorted(ms for d in drained.results for ms in d["found_ms"])
+    deletes = sorted(ms for d in drained.results for ms in d["delete_ms"])
     ids = [i for d in drained.results for i in d["ids"]]
     return {
         "msgs_per_s": round(count / (sent.seconds + drained.seconds)),
@@ -244,6 +249,7 @@ def figures(count: int, sent: Phase, drained: Phase) -> dict:
             "msgs_per_call": round(len(ids) / len(found), 2) if found else 0,
             **(quantiles(found) if found else {"p50_ms": None, "p99_ms": None}),
         },
+        "delete_batch": {"calls": len(deletes), **quantiles(deletes)},
         "empty_receives": sum(d["empty"] for d in drained.results),
         "received": len(ids),
         "duplicates": len(ids) - len(set(ids)),

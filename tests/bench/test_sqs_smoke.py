@@ -12,6 +12,7 @@ SERVER_FIGURES = {
     "send_batch_msgs_per_s",
     "receive_delete_msgs_per_s",
     "receive_found",
+    "delete_batch",
     "empty_receives",
     "received",
     "duplicates",
@@ -34,6 +35,8 @@ def test_a_small_run_drives_both_servers_and_compares_them(kafka) -> None:
         found = figures["receive_found"]
         assert 0 < found["p50_ms"] <= found["p99_ms"], found
         assert found["calls"] * found["msgs_per_call"] == pytest.approx(MESSAGES, abs=0.5)
+        deletes = figures["delete_batch"]
+        assert deletes["calls"] == found["calls"] and 0 < deletes["p50_ms"] <= deletes["p99_ms"]
         assert 0 < figures["server_cpu_ms_per_msg"] <= figures["server_side_cpu_ms_per_msg"]
     ratios = report["ratios_ours_over_peer"]
     assert ratios["msgs_per_s"] == pytest.approx(ours["msgs_per_s"] / peer["msgs_per_s"], abs=0.01)

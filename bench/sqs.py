@@ -13,11 +13,11 @@ to 10 at a time (long poll 1 s) and deletes what it got with one
 DeleteMessageBatch, until all are deleted. Messages per second for each
 phase and for the two together (each message sent, received and deleted),
 and p50/p99 of every ReceiveMessage that found messages and of every
-DeleteMessageBatch. CPU per message
-twice: of the server process alone, and of the server's whole side (the
-machine's CPU less the clients'; ours: web process, broker and tracker). A ``--warmup``
-round on the same queue first (our web process joins the queue's group on
-its first receive, the JVM compiles its hot paths) is not counted.
+DeleteMessageBatch. CPU per message twice: of the server process alone,
+and of the server's whole side (the machine's CPU less the clients'; ours:
+web process, broker and tracker). A ``--warmup`` round on the same queue
+first (our web process joins the queue's group on its first receive, the
+JVM compiles its hot paths) is not counted.
 
 Ours is one web process, as `make run` serves it, with the queue's
 redelivery tracker running in this process, as a worker runs it. The peer
@@ -202,10 +202,10 @@ class Phase:
 
 
 def phase(pool: Pool, pid: int, task: Callable, args: list[tuple]) -> Phase:
-    cpu, machine, started = cpu_seconds(pid), machine_cpu_seconds(), time.monotonic()
+    server, machine, started = cpu_seconds(pid), machine_cpu_seconds(), time.monotonic()
     timed_results = pool.starmap(timed, [(task, *a) for a in args])
-    ended, server = time.monotonic(), cpu_seconds(pid) - cpu
-    clients = sum(cpu for _, cpu in timed_results)
+    ended, server = time.monotonic(), cpu_seconds(pid) - server
+    clients = sum(client_cpu for _, client_cpu in timed_results)
     side = machine_cpu_seconds() - machine - clients
     return Phase(started, ended, server, [r for r, _ in timed_results], side)
 

@@ -95,7 +95,10 @@ async def respond(scope: Scope, body: bytes | None) -> Answer:
     except SqsError as exc:
         return _error(protocol, exc, request_id)
     except OutcomeUnknown as exc:
-        reason = f"{exc}: look the message up in the console before sending it again."
+        reason = (
+            f"{exc}. A send may be on the queue or not: look the message up in the console "
+            "before sending it again; a delete or visibility change may be sent again."
+        )
         return _error(protocol, service_unavailable(reason), request_id)
     except (KafkaException, KafkaSetupError) as exc:
         log.warning("SQS request %s: Kafka did not answer: %s", request_id, exc)

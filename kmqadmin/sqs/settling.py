@@ -55,28 +55,30 @@ def refused(reason: str) -> SqsError:
 
 
 class Markers:
+    """A kmq queue's deliveries: one wait for the broker per request."""
+
     def __init__(self, config: QueueConfig) -> None:
         self._writer = clients.marker_writer(config)
 
     def ack(self, receipts: Sequence[Receipt]) -> Refusals:
-        """One wait for the broker for a whole batch."""
-        self._writer.ack_all((r.partition, r.offset) for r in receipts)
+        self._writer.ack_all(_deliveries(receipts))
         return [None] * len(receipts)
 
     def release(self, receipts: Sequence[Receipt]) -> Refusals:
-        for r in receipts:
-            self._writer.retry(r.partition, r.offset)
+        self._writer.retry_all(_deliveries(receipts))
         return [None] * len(receipts)
 
     def extend(self, receipts: Sequence[Receipt], seconds: int) -> Refusals:
-        for r in receipts:
-            self._writer.extend(r.partition, r.offset, seconds * 1000)
+        self._writer.extend_all(_deliveries(receipts), seconds * 1000)
         return [None] * len(receipts)
 
     def reject(self, receipts: Sequence[Receipt], reason: str) -> Refusals:
-        for r in receipts:
-            self._writer.reject(r.partition, r.offset, reason)
+        self._writer.reject_all(_deliveries(receipts), reason)
         return [None] * len(receipts)
+
+
+def _deliveries(receipts: Sequence[Receipt]) -> list[tuple[int, int]]:
+    return [(r.partition, r.offset) for r in receipts]
 
 
 class Held:

@@ -212,6 +212,14 @@ class QueueClient(Closing):
     def reject_all(self, messages: Iterable[Message], reason: str = "") -> None:
         self._markers_all(messages, markers.reject(reason), "reject")
 
+    def return_unseen(self, messages: Iterable[Message]) -> None:
+        """Give back what no one was handed: redelivered now, as by
+        release_all, but with its delivery count kept (RETURN). The compact
+        format's only: kmq's tracker would read the marker as an ack."""
+        if not self._compact:
+            raise ValueError("return_unseen needs the compact marker format")
+        self._markers_all(messages, markers.RETURN, "return")
+
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until every marker written so far is on the broker (and, in
         the compact format, commits what their start ranges cover)."""

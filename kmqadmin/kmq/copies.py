@@ -58,6 +58,21 @@ def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None)
     return _copy(record, original, stable_id, count + 1)
 
 
+def returned_copy(record: KafkaMessage) -> Outgoing:
+    """The copy of a delivery no one saw (RETURN): its kmq-redelivery-count
+    kept, so its next delivery has the count this one had."""
+    try:
+        original = read_headers(record) or []
+    except UndecodableRecord as exc:
+        return _undecodable(exc)
+    stable_id = headers.stable_id(original, record.topic(), record.partition(), record.offset())
+    try:
+        count = headers.decode_count(headers.find(original, headers.REDELIVERY_COUNT))
+    except headers.HeaderError as exc:
+        return _dead(record, original, stable_id, UNDECODABLE, str(exc))
+    return _copy(record, original, stable_id, count)
+
+
 def retry_copy(record: KafkaMessage, redelivery: int) -> Outgoing:
     """The copy that is redelivery number ``redelivery`` of a record whose
     headers decode (the share backend counts deliveries itself)."""

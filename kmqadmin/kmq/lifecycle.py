@@ -41,6 +41,7 @@ _RANGES = (MarkerType.START_RANGE, MarkerType.END_RANGE)
 _MARKER_EVENT = {
     MarkerType.START: "started",
     MarkerType.REDELIVER_NOW: "retry asked",
+    MarkerType.RETURN: "returned unseen",
     MarkerType.EXTEND: "extended",
     MarkerType.REJECT: "reject asked",
 }

@@ -23,11 +23,16 @@ acknowledged batch one end record, instead of one of each per message:
 - END_RANGE, 9 bytes: 0x06, then the int64 last offset; it ends every open
   delivery from the key's offset to it, and may span gaps.
 
+- RETURN, 1 byte: 0x07. The delivery is over without anyone having seen
+  it (an SQS receiver's unclaimed stock, sqs/receivers.py): redelivered
+  now, as REDELIVER_NOW, but with its delivery count kept, since SQS
+  counts only the receives it returns.
+
 Both formats use the per-message markers for per-message actions (release,
 reject, extend, and an ack outside any run). A range whose last offset is
 below its first, that spans more than MAX_SPAN offsets, or that starts
-below 0 is no marker (MarkerError). kmq's own tracker reads 0x05 and 0x06
-as an end of the first offset: a compact queue is not for kmq's clients.
+below 0 is no marker (MarkerError). kmq's own tracker reads 0x05, 0x06 and
+0x07 as an end of the first offset: a compact queue is not for kmq's clients.
 """
 
 import struct
@@ -59,6 +64,7 @@ class MarkerType(IntEnum):
     REJECT = 0x04
     START_RANGE = 0x05
     END_RANGE = 0x06
+    RETURN = 0x07
 
 
 class MarkerError(ValueError):
@@ -105,6 +111,7 @@ def reject(reason: str = "") -> bytes:
 
 END = b"\x00"
 REDELIVER_NOW = b"\x02"
+RETURN = b"\x07"  # the compact format's only
 
 
 def start_range(timeout_ms: int, last: int) -> bytes:
@@ -163,7 +170,7 @@ def decode(key: bytes | None, value: bytes | None, timestamp: int) -> Marker:
     saying which rule the bytes break when they are not one."""
     partition, first = decode_key(key)
     if not value:
-        raise MarkerError("marker value is empty; it must start with a type byte 0x00-0x06")
+        raise MarkerError("marker value is empty; it must start with a type byte 0x00-0x07")
     try:
         kind = MarkerType(value[0])
     except ValueError:

@@ -20,7 +20,7 @@ from kmqadmin.kafka.client.clock import now_ms
 
 from . import markers
 from .config import QueueConfig
-from .copies import Outgoing, next_copy, schedule_copy
+from .copies import Outgoing, next_copy, returned_copy, schedule_copy
 from .tracked_partition import TrackedPartition
 
 log = logging.getLogger(__name__)
@@ -148,9 +148,14 @@ class Redeliverer:
         for offset in due:
             record = originals.get(offset)
             rejected = state.rejected.pop(offset, None)
+            unseen = offset in state.returned
+            state.returned.discard(offset)
             if record is None:
                 gone += 1
                 log.error("%s/%d/%d is gone from the queue topic", config.topic, p, offset)
+            elif unseen and not (out := returned_copy(record)).dead_letter:
+                redelivered += 1
+                self._produce_copy(producer, p, out, now=True)
             elif (out := next_copy(record, config.max_redeliveries, rejected)).dead_letter:
                 dead += 1
                 self._dead_letter(producer, p, out)
@@ -184,12 +189,15 @@ class Redeliverer:
             partition=partition % self.dlq_partitions,
         )
 
-    def _produce_copy(self, producer: Producer, partition: int, out: Outgoing) -> None:
+    def _produce_copy(
+        self, producer: Producer, partition: int, out: Outgoing, now: bool = False
+    ) -> None:
         """The copy goes back to the queue now, or, with a backoff, to the
         scheduler as a schedule that delivers it later. A null value cannot be
-        scheduled (it would be a tombstone), so such a copy goes now."""
+        scheduled (it would be a tombstone), so such a copy goes now, as does
+        one no one saw (``now``): it was no attempt to back off from."""
         config = self.config
-        if config.backoff is None or out.value is None:
+        if now or config.backoff is None or out.value is None:
             producer.produce(
                 config.topic, key=out.key, value=out.value, headers=out.headers, partition=partition
             )

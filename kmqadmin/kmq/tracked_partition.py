@@ -44,6 +44,7 @@ class TrackedPartition:
     next_offset: int = 0  # next markers offset to read
     open: OpenSet = field(default_factory=OpenSet)
     rejected: dict[int, str] = field(default_factory=dict)  # queue offset -> reason
+    returned: set[int] = field(default_factory=set)  # queue offsets no one saw: count kept
     last_read: Record | None = None  # the newest marker read, for its timestamp
     # Where the consumer last reported reaching the end of what it may read
     # (PARTITION_EOF: the last stable offset, read_committed); -1 never.
@@ -69,11 +70,16 @@ class TrackedPartition:
             if self.rejected:
                 for rejected in [o for o in self.rejected if first <= o <= marker.last]:
                     del self.rejected[rejected]
+            if self.returned:
+                self.returned.difference_update(range(first, marker.last + 1))
             return self.open.end(first, marker.last)
         elif kind is MarkerType.EXTEND:
             self.open.reschedule(first, marker.deadline)
         elif kind is MarkerType.REDELIVER_NOW:
             self.open.reschedule(first, 0)
+        elif kind is MarkerType.RETURN:
+            if self.open.reschedule(first, 0):
+                self.returned.add(first)
         elif self.open.reschedule(first, 0):  # REJECT: due now, to the DLQ
             self.rejected[first] = marker.reason.decode(errors="replace")
         return 0
@@ -171,6 +177,8 @@ def apply_batch(
                     acked += state.open.end(queue_offset, queue_offset)
                     if state.rejected:
                         state.rejected.pop(queue_offset, None)
+                    if state.returned:
+                        state.returned.discard(queue_offset)
                     continue
         try:
             acked += state.apply(key, value, record.timestamp()[1], offset)

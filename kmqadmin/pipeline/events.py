@@ -180,7 +180,7 @@ def _valid_marker(key_ok: Column, wire_type: Column, first: Column, last: Column
     """The rules of kmq.markers.decode, on columns."""
     size = F.length("value")
     timed = (MarkerType.START, MarkerType.EXTEND)  # type byte + int64
-    bare = (MarkerType.END, MarkerType.REDELIVER_NOW)  # type byte alone
+    bare = (MarkerType.END, MarkerType.REDELIVER_NOW, MarkerType.RETURN)  # type byte alone
     fixed = (
         F.when(wire_type.isin(*map(int, timed)), size == 1 + markers.DEADLINE.size)
         .when(wire_type.isin(*map(int, bare)), size == 1)

@@ -12,14 +12,23 @@ its group before it gets a record, so a short poll (WaitTimeSeconds 0, SQS's
 default) on one waits up to WARMING_S for what is already on the queue,
 until its first poll that finds any (the group joined).
 Each poll is settled (starts on the broker, offsets committed) before its
-messages are handed out. One polled for a request that timed out meanwhile
-waits for the next request, since releasing it would count a receive no
-client saw (SQS counts only what it returns), and enough of those would
-dead-letter a message no worker ran: on a kmq queue up to half its
-visibility timeout (HOLD_S at most), then handed out with its deadline
-moved to a whole visibility timeout from then; on a share queue, whose
-lock the client cannot renew, READY_S. One still not taken then, or whose
-request's client hung up, is released: redelivered, counting as a delivery.
+messages are handed out: two broker round trips. While requests keep
+coming (more than one in STOCK_WINDOW_S), a compact-format queue's receiver
+settles more than they wait for, as much as they asked for in that window
+(MAX_STOCK at most), and a request finds it ready: it takes it on its event loop, with no round
+trip and no wait for the receiver's thread (bench/sqs.py: ReceiveMessage
+p50 halved). What no request takes within FRESH_S goes back as unseen
+(QueueClient.return_unseen): redelivered with its delivery count kept, as
+SQS counts only the receives it returns; so does what was polled for a
+request that timed out meanwhile, or whose client hung up. A kmq-format
+queue cannot say "unseen" (kmq's tracker would read it as an ack): it
+stocks nothing, and one polled for a request gone waits for the next
+request up to half its visibility timeout (HOLD_S at most), since releasing
+it would count a receive no client saw, and enough of those would
+dead-letter a message no worker ran; it is then handed out with its
+deadline moved to a whole visibility timeout from then. On a share queue,
+whose lock the client cannot renew, it waits READY_S. One still not taken
+then is released: redelivered, counting as a delivery.
 
 On a share queue the client is a share group member, and only it can
 acknowledge what it acquired: the receiver keeps what it handed out until
@@ -51,8 +60,10 @@ POLL_S = 0.2  # one poll's wait: how soon a new request is noticed by a busy pol
 MAX_POLL = 500
 SETTLE_S = 35.0  # past a QueueClient.flush's own 30 s
 READY_S = 1.0  # a share message polled for a request that left waits this long for another
-HOLD_S = 20.0  # a kmq one: half its visibility timeout, at most this (a long poll's length)
+HOLD_S = 20.0  # a kmq-format one: half its visibility timeout, at most this (a long poll's length)
 FRESH_S = 0.5  # handed out later than this after its start, its deadline is moved
+STOCK_WINDOW_S = 0.05  # the stock is what requests asked for in this long
+MAX_STOCK = 100
 # A client just made joins its group before it gets a record: a short poll on
 # it waits this long at most for what is already on the queue, so repeated
 # short polls of a quiet queue (each finding its client closed) get it too.
@@ -97,10 +108,13 @@ class Receiver:
         self.config = config
         self._waiters: deque[Waiter] = deque()
         self._changed = threading.Condition()
-        self._returned: list[Message] = []  # to release, by the receiver's thread
+        self._returned: list[Message] = []  # to give back, by the receiver's thread
         self._settling: list[Settling] = []  # for the receiver's thread
-        # Polled and settled, for the next waiters (the receiver's thread's alone).
+        # Polled and settled, with when, for the next requests (under _changed).
         self._ready: list[tuple[float, Message]] = []
+        self._stocks = config.backend != "share" and config.marker_format == "compact"
+        self._asked: deque[tuple[float, int]] = deque()  # (when, wants): the stock's measure
+        self._taken = False  # a request took from the stock: the thread fills it again
         # Share: handed out, by (partition, offset), with when its lock runs out.
         self._held: dict[tuple[int, int], tuple[Message, float]] = {}
         self._thread: threading.Thread | None = None
@@ -109,8 +123,12 @@ class Receiver:
     async def receive(self, wants: int, wait_s: float) -> list[Message]:
         """Up to ``wants`` messages, as soon as any have come, or none after
         ``wait_s``. Messages given to it after it was cancelled go back."""
-        waiter = Waiter(wants, asyncio.get_running_loop())
         with self._changed:
+            if self._stocks:
+                self._asked.append((time.monotonic(), wants))
+            if taken := self._take_fresh(wants):
+                return taken
+            waiter = Waiter(wants, asyncio.get_running_loop())
             warming = self._warming_s()
             self._waiters.append(waiter)
             self._start()
@@ -130,6 +148,38 @@ class Receiver:
                 if not waiter.future.cancelled():
                     self.release(waiter.future.result())
             raise
+
+    def _take_fresh(self, wants: int) -> list[Message]:
+        """Up to ``wants`` ready messages started less than FRESH_S ago,
+        whose deadline needs no moving (the caller holds _changed). None on a
+        share queue: its thread keeps what it hands out."""
+        if self.config.backend == "share" or not self._ready:
+            return []
+        fresh = time.monotonic() - FRESH_S
+        count = 0
+        while count < min(wants, len(self._ready)) and self._ready[count][0] >= fresh:
+            count += 1
+        taken = [m for _, m in self._ready[:count]]
+        if taken:
+            del self._ready[:count]
+            self._taken = True
+            self._start()
+            self._changed.notify()
+        return taken
+
+    def _stock(self) -> int:
+        """What requests asked for in the last STOCK_WINDOW_S, if more than
+        one did (the caller holds _changed): a lone client that comes back
+        slower than that (a worker busy with what it got) would find its
+        stock given back, each message written twice."""
+        if not self._stocks:
+            return 0
+        since = time.monotonic() - STOCK_WINDOW_S
+        while self._asked and self._asked[0][0] < since:
+            self._asked.popleft()
+        if len(self._asked) < 2:
+            return 0
+        return min(MAX_STOCK, sum(wants for _, wants in self._asked))
 
     def _warming_s(self) -> float:
         """How much longer the client may still be joining its group."""
@@ -198,10 +248,10 @@ class Receiver:
     def _wait_for_waiters(self) -> bool:
         """False once idle for IDLE_S: the thread ends (a request starts
         another). With messages ready and no one to take them, it comes back
-        within READY_S to hand them out or give them back."""
+        within _hold_s() to hand them out or give them back."""
         with self._changed:
-            busy = lambda: self._waiters or self._returned or self._settling  # noqa: E731
-            if busy() or self._changed.wait_for(busy, READY_S if self._ready else IDLE_S):
+            busy = lambda: self._waiters or self._returned or self._settling or self._taken  # noqa: E731
+            if busy() or self._changed.wait_for(busy, self._hold_s() if self._ready else IDLE_S):
                 return True
             if self._ready or self._holding():
                 return True
@@ -216,10 +266,13 @@ class Receiver:
         return bool(self._held)
 
     def _serve(self, client: QueueClient) -> None:
+        self._hand_out(client)  # what is ready first: a poll is two round trips
         with self._changed:
             returned, self._returned = self._returned, []
             settling, self._settling = self._settling, []
-            wanted = sum(w.wants for w in self._waiters) - len(self._ready)
+            waiting = sum(w.wants for w in self._waiters)
+            wanted = waiting + self._stock() - len(self._ready)
+            self._taken = False
         for job in settling:
             try:
                 self._settle(client, job)
@@ -228,10 +281,11 @@ class Receiver:
         if returned:
             for m in returned:
                 self._held.pop((m.partition, m.offset), None)
-            _refusals(client.release_all, returned)
+            self._give_back(client, returned)
         if wanted > 0:
             refused = client.refused_commits
-            polled = client.poll(min(wanted, MAX_POLL), POLL_S)
+            # Only for the stock: no waiting, the queue may be empty.
+            polled = client.poll(min(wanted, MAX_POLL), POLL_S if waiting else 0)
             if polled:
                 self._client_since = WARM  # its group joined: short polls are short again
                 # Their starts on the broker and offsets committed before any is
@@ -239,21 +293,21 @@ class Receiver:
                 # release) lands after its start, and a kill -9 from here on
                 # leaves them to the tracker, never to be read again.
                 client.flush()
-                self._ready.extend(
-                    (time.monotonic(), m) for m in _committed(client, polled, refused)
-                )
+                settled = _committed(client, polled, refused)
+                with self._changed:
+                    self._ready.extend((time.monotonic(), m) for m in settled)
         self._hand_out(client)
 
     def _hand_out(self, client: QueueClient) -> None:
         """The ready messages to the waiters, oldest first. One no waiter
         takes within _hold_s() goes back: its visibility timeout is running."""
-        while self._ready:
+        while True:
             with self._changed:
-                if not self._waiters:
+                if not self._waiters or not self._ready:
                     break
                 waiter = self._waiters.popleft()
-            taken = self._ready[: waiter.wants]
-            del self._ready[: waiter.wants]
+                taken = self._ready[: waiter.wants]
+                del self._ready[: waiter.wants]
             given = [m for _, m in taken]
             if self.config.backend == "share":
                 until = time.monotonic() + self.config.message_timeout_ms / 1000
@@ -262,13 +316,26 @@ class Receiver:
                 self._renew(client, taken)
             waiter.loop.call_soon_threadsafe(_resolve, waiter.future, given, self)
         stale = time.monotonic() - self._hold_s()
-        if self._ready and self._ready[0][0] < stale:
-            client.release_all([m for at, m in self._ready if at < stale])
-            self._ready = [(at, m) for at, m in self._ready if at >= stale]
+        with self._changed:
+            old = [m for at, m in self._ready if at < stale]
+            if old:
+                self._ready = [(at, m) for at, m in self._ready if at >= stale]
+        if old:
+            self._give_back(client, old)
+
+    def _give_back(self, client: QueueClient, messages: list[Message]) -> None:
+        """Handed to no one: unseen where the queue can say so, else released."""
+        if self._stocks:
+            client.return_unseen(messages)
+        else:
+            _refusals(client.release_all, messages)
 
     def _hold_s(self) -> float:
+        """How long a ready message waits for a request before it goes back."""
         if self.config.backend == "share":
             return READY_S
+        if self._stocks:
+            return FRESH_S
         return min(HOLD_S, self.config.message_timeout_ms / 2000)
 
     def _renew(self, client: QueueClient, taken: list[tuple[float, Message]]) -> None:

@@ -17,7 +17,7 @@ def test_a_start_whose_deadline_overflows_is_skipped_and_tracking_goes_on(
 ) -> None:
     hostile = [  # a START at timestamp -1 (none) whose timeout takes it below int64
         RawRecord(markers.start(-(2**63)), key=markers.encode_key(0, 5), timestamp=-1),
-        RawRecord(b"\x07garbage", key=markers.encode_key(0, 6)),
+        RawRecord(b"\x09garbage", key=markers.encode_key(0, 6)),
         RawRecord(markers.END, key=b"short"),
     ]
     offsets = produce_raw(queue.bootstrap_servers, queue.markers_topic, hostile)

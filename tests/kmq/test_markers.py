@@ -200,6 +200,7 @@ marker_values = st.one_of(
     st.just(markers.END),
     st.just(markers.END),
     st.just(markers.REDELIVER_NOW),
+    st.just(markers.RETURN),
     st.builds(markers.start_range, st.integers(0, 2 * markers.ABSOLUTE_FROM), st.integers(-1, 6)),
     st.builds(markers.end_range, st.integers(-1, 6)),
     st.builds(lambda b, tail: bytes([b]) + tail, st.integers(0, 7), st.binary(max_size=17)),

@@ -193,7 +193,7 @@ def test_undecodable_marker_is_counted_and_skipped(
 ) -> None:
     raw = Producer(producer_config(queue.bootstrap_servers))
     raw.produce(queue.markers_topic, key=b"short", value=b"\x01", partition=0)
-    raw.produce(queue.markers_topic, key=b"\x00" * 12, value=b"\x07", partition=0)
+    raw.produce(queue.markers_topic, key=b"\x00" * 12, value=b"\x09", partition=0)
     raw.flush(10)
     wait_for(lambda: tracker.stats().skipped == 2, 15, "two skipped markers")
     send(queue, 1)  # and the tracker still works

@@ -79,6 +79,20 @@ def test_extend_and_redeliver_now_move_the_deadline() -> None:
     assert state.open.next_deadline() == 50_000
 
 
+def test_a_return_is_due_now_and_keeps_its_count_until_an_end() -> None:
+    state, _ = applied(
+        marker(10, 100, markers.start(1_000)),
+        marker(11, 101, markers.start(1_000)),
+        marker(12, 102, markers.start(1_000)),
+        marker(13, 100, markers.RETURN),
+        marker(14, 101, markers.RETURN),
+        marker(15, 101, markers.END),  # taken after all: nothing to give back
+        marker(16, 103, markers.RETURN),  # not open: ignored
+    )
+    assert state.returned == {100}
+    assert state.open.pop_due(now=1, limit=10) == [100]
+
+
 def test_garbage_and_foreign_markers_are_skipped_with_the_reason() -> None:
     state, skipped = applied(
         ConsumedRecord(P, 10, b"short", markers.END),

@@ -36,11 +36,14 @@ class Outgoing:
     undecodable: bool = False  # dead-lettered because its headers do not decode
 
 
-def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None) -> Outgoing:
+def next_copy(
+    record: KafkaMessage, max_redeliveries: int, rejected: str | None, unseen: bool = False
+) -> Outgoing:
     """The copy with kmq-redelivery-count + 1, or the DLQ record once it is used up.
 
     ``rejected`` is the reject reason when a worker rejected the message (""
-    when it gave none), None otherwise.
+    when it gave none), None otherwise. ``unseen``: a delivery no one was
+    handed (RETURN), whose copy keeps its count.
     """
     try:
         original = read_headers(record) or []
@@ -53,24 +56,11 @@ def next_copy(record: KafkaMessage, max_redeliveries: int, rejected: str | None)
         return _dead(record, original, stable_id, UNDECODABLE, str(exc))
     if rejected is not None:
         return _dead(record, original, stable_id, REJECTED, rejected)
+    if unseen:
+        return _copy(record, original, stable_id, count)
     if count >= max_redeliveries:
         return _dead(record, original, stable_id, MAX_REDELIVERIES, "")
     return _copy(record, original, stable_id, count + 1)
-
-
-def returned_copy(record: KafkaMessage) -> Outgoing:
-    """The copy of a delivery no one saw (RETURN): its kmq-redelivery-count
-    kept, so its next delivery has the count this one had."""
-    try:
-        original = read_headers(record) or []
-    except UndecodableRecord as exc:
-        return _undecodable(exc)
-    stable_id = headers.stable_id(original, record.topic(), record.partition(), record.offset())
-    try:
-        count = headers.decode_count(headers.find(original, headers.REDELIVERY_COUNT))
-    except headers.HeaderError as exc:
-        return _dead(record, original, stable_id, UNDECODABLE, str(exc))
-    return _copy(record, original, stable_id, count)
 
 
 def retry_copy(record: KafkaMessage, redelivery: int) -> Outgoing:

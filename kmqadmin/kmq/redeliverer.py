@@ -20,7 +20,7 @@ from kmqadmin.kafka.client.clock import now_ms
 
 from . import markers
 from .config import QueueConfig
-from .copies import Outgoing, next_copy, returned_copy, schedule_copy
+from .copies import Outgoing, next_copy, schedule_copy
 from .tracked_partition import TrackedPartition
 
 log = logging.getLogger(__name__)
@@ -153,10 +153,7 @@ class Redeliverer:
             if record is None:
                 gone += 1
                 log.error("%s/%d/%d is gone from the queue topic", config.topic, p, offset)
-            elif unseen and not (out := returned_copy(record)).dead_letter:
-                redelivered += 1
-                self._produce_copy(producer, p, out, now=True)
-            elif (out := next_copy(record, config.max_redeliveries, rejected)).dead_letter:
+            elif (out := next_copy(record, config.max_redeliveries, rejected, unseen)).dead_letter:
                 dead += 1
                 self._dead_letter(producer, p, out)
                 if out.undecodable:
@@ -164,7 +161,7 @@ class Redeliverer:
                     log.error("%s/%d/%d: headers undecodable, to the DLQ", config.topic, p, offset)
             else:
                 redelivered += 1
-                self._produce_copy(producer, p, out)
+                self._produce_copy(producer, p, out, now=unseen)
         self._end(producer, p, due)
         return Sent(redelivered, dead, gone, undecodable)
 

@@ -14,7 +14,8 @@ at or above ABSOLUTE_FROM is still read that way (start_deadline).
 
 The compact format (a queue's ``marker_format="compact"``) adds two range
 markers, so a poll batch costs one start record per partition and an
-acknowledged batch one end record, instead of one of each per message:
+acknowledged batch one end record, instead of one of each per message,
+and one for a delivery no one saw:
 
 - START_RANGE, 17 bytes: 0x05, the int64 timeout (or deadline) as START's,
   then the int64 last offset of the range; every offset from the key's to

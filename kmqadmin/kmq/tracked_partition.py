@@ -71,7 +71,7 @@ class TrackedPartition:
                 for rejected in [o for o in self.rejected if first <= o <= marker.last]:
                     del self.rejected[rejected]
             if self.returned:
-                self.returned.difference_update(range(first, marker.last + 1))
+                self.returned = {o for o in self.returned if not first <= o <= marker.last}
             return self.open.end(first, marker.last)
         elif kind is MarkerType.EXTEND:
             self.open.reschedule(first, marker.deadline)

@@ -197,7 +197,8 @@ class Receiver:
         return False
 
     def release(self, messages: list[Message]) -> None:
-        """Redelivered now: done by the receiver's thread, which owns the client."""
+        """Messages no client got (its request failed or hung up) go back
+        (_give_back), by the receiver's thread, which owns the client."""
         with self._changed:
             self._returned.extend(messages)
             self._start()

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import audit, cursors, messages, registered, sent_once
+from kmqadmin.console.services import audit, cursors, messages, sent_once
 from kmqadmin.console.services.backend_switch import check_switch
 from kmqadmin.console.services.in_flight_pages import in_flight_page
 from kmqadmin.console.services.masking import masking_for
@@ -24,6 +24,7 @@ from kmqadmin.kmq.given_headers import BadInput
 
 from . import serializers as s
 from .paging import LIMIT, page_after, page_limit
+from .registrations import CLUSTER, registration
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
 
@@ -46,12 +47,12 @@ class QueueList(generics.ListCreateAPIView):
         _register(self.request, serializer, None)
 
 
+@extend_schema(parameters=[CLUSTER])
 class QueueAPIView(APIView):
-    """A view under /queues/{topic}/: the queue must be registered (on the
-    cluster ``?cluster=`` names, when the topic is registered on several)."""
+    """A view under /queues/{topic}/: the queue must be registered."""
 
     def queue(self, topic: str) -> Queue:
-        return registered.lookup(Queue, topic, self.request.query_params.get(registered.CLUSTER))
+        return registration(self.request, Queue, topic)
 
 
 class QueueDetail(QueueAPIView, generics.RetrieveUpdateAPIView):

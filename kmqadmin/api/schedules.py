@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import ScheduleTopic
-from kmqadmin.console.services import clients, cursors, registered
+from kmqadmin.console.services import clients, cursors
 from kmqadmin.console.services.schedules import (
     cancel_schedule,
     fire_schedule,
@@ -20,12 +20,15 @@ from kmqadmin.console.services.schedules import (
 
 from . import serializers as s
 from .paging import LIMIT, page_after, page_limit
+from .registrations import CLUSTER, registration
 
 
+@extend_schema(parameters=[CLUSTER])
 class SchedulesAPIView(APIView):
+    """A view under /schedules/{topic}/: the topic must be registered."""
+
     def topic(self, topic: str) -> ScheduleTopic:
-        cluster = self.request.query_params.get(registered.CLUSTER)
-        return registered.lookup(ScheduleTopic, topic, cluster)
+        return registration(self.request, ScheduleTopic, topic)
 
 
 class ScheduleList(SchedulesAPIView):

@@ -160,7 +160,7 @@ def page_times(client: Client, queue: Queue, requests: int) -> dict[str, dict]:
         "queue": f"/queues/{topic}/",
         "dlq": f"/queues/{topic}/dlq/",
         "dlq_filtered": f"/queues/{topic}/dlq/?contains=zzz&reason=bench",
-        "in_flight_api": f"/api/queues/{topic}/in-flight/",
+        "in_flight_api": f"/api/v1/queues/{topic}/in-flight/",
         "browser_seek_by_time": f"/clusters/{queue.cluster.name}/topics/{topic}/browse?"
         + urlencode({"partition": 1, "start": "time", "at": middle_time(queue)}),
         "browser_jsonpath": f"/clusters/{queue.cluster.name}/topics/{topic}/browse?"

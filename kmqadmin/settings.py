@@ -222,6 +222,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "kmqadmin API",
     "DESCRIPTION": "Per-message ack, redelivery, DLQ and schedules over Apache Kafka.",
     "VERSION": "0.1.0",
+    "PREPROCESSING_HOOKS": ["kmqadmin.api.versions.current_only"],
     # Payloads sent are text, JSON or base64; payloads shown are text or
     # base64, or hex (a record whose headers do not decode): two choice
     # sets, two names.

@@ -3,9 +3,13 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from kmqadmin.api import urls as api_urls
+from kmqadmin.api.versions import unversioned
+
 urlpatterns = [
     path("", include("kmqadmin.console.urls")),
-    path("api/", include("kmqadmin.api.urls")),
+    path("api/v1/", include(api_urls)),
+    path("api/", include((unversioned(api_urls.urlpatterns), "api-unversioned"))),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     # Where browsers look when a page names no icon (the API's JSON, say):

@@ -1,1 +1,1 @@
-"""REST API for other services (DRF, OpenAPI schema at /api/schema/)."""
+"""REST API for other services (DRF, OpenAPI schema at /api/v1/schema/; versions.py)."""

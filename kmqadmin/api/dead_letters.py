@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from confluent_kafka import Message as KafkaMessage
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -84,7 +85,7 @@ class BulkRedrive(QueueAPIView):
             raise ValidationError({"partition": "no such DLQ partition"})
         match = letter_filter(params).to_json()
         job = start(redrive_letters, request.user, queue.pk, partition, match, request.user.pk)
-        body = {"task": job.id, "status_url": f"/api/tasks/{job.id}"}
+        body = {"task": job.id, "status_url": reverse("api:task", args=[job.id])}
         return Response(s.TaskStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
 

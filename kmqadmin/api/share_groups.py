@@ -132,7 +132,7 @@ class ShareGroupReset(QueueAPIView):
     def post(self, request: Request, topic: str) -> Response:
         """Moves the share group's start offset on every partition, or the
         one given (admins; audited). 409 while consumers are connected; the
-        group's own page (/api/clusters/…/groups/share/…/reset) previews."""
+        group's own page (/api/v1/clusters/…/groups/share/…/reset) previews."""
         queue = self.queue(topic)
         body = TargetSerializer(data=request.data)
         body.is_valid(raise_exception=True)

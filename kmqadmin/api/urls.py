@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from kmqadmin.kmq import names
 
-from . import dead_letters, groups, queues, schedules, share_groups, tasks
+from . import audit, dead_letters, groups, queues, schedules, share_groups, tasks
 
 app_name = "api"
 
@@ -34,6 +34,7 @@ urlpatterns = [
     re_path(rf"^queues/{TOPIC}/dlq/$", dead_letters.LetterList.as_view(), name="dlq"),
     re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.BulkRedrive.as_view()),
     path("tasks/<str:task_id>", tasks.TaskStatus.as_view(), name="task"),
+    path("audit/", audit.AuditLog.as_view(), name="audit"),
     path("clusters/<slug:cluster>/groups/", groups.GroupList.as_view(), name="groups"),
     # A group id may hold any character: the detail ends in "/", the reset in "/reset".
     re_path(rf"{GROUP}/reset$", groups.GroupReset.as_view(), name="group-reset"),

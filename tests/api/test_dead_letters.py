@@ -32,7 +32,7 @@ def dead_letter_six(queue: QueueConfig) -> None:
 
 def test_browse_filter_and_page_by_offset(queue: QueueConfig, operator: APIClient) -> None:
     dead_letter_six(queue)
-    url = f"/api/queues/{queue.topic}/dlq/"
+    url = f"/api/v1/queues/{queue.topic}/dlq/"
     everything = operator.get(url).json()
     assert [r["key"] for r in everything["results"]] == [f"k{i}" for i in range(6)]
     first = everything["results"][0]
@@ -62,8 +62,8 @@ def test_redrive_sends_the_letter_back_as_a_first_delivery(
     operator: APIClient,
 ) -> None:
     dead_letter_six(queue)
-    letter = operator.get(f"/api/queues/{queue.topic}/dlq/", {"key": "k2"}).json()["results"][0]
-    done = operator.post(f"/api/queues/{queue.topic}/dlq/0/{letter['offset']}/redrive")
+    letter = operator.get(f"/api/v1/queues/{queue.topic}/dlq/", {"key": "k2"}).json()["results"][0]
+    done = operator.post(f"/api/v1/queues/{queue.topic}/dlq/0/{letter['offset']}/redrive")
     assert done.status_code == 200
     with QueueClient(queue) as worker:
         [again] = poll_until(worker, 1)
@@ -76,7 +76,7 @@ def test_redrive_sends_the_letter_back_as_a_first_delivery(
 
 
 def test_bad_dlq_requests_get_a_4xx(queue: QueueConfig, operator: APIClient) -> None:
-    url = f"/api/queues/{queue.topic}/dlq/"
+    url = f"/api/v1/queues/{queue.topic}/dlq/"
     for params, field in [
         ({"partition": 99}, "partition"),
         ({"partition": "zero"}, "partition"),
@@ -97,7 +97,7 @@ def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
     operator: APIClient,
 ) -> None:
     dead_letter_six(queue)
-    started = operator.post(f"/api/queues/{queue.topic}/dlq/redrive?header=team%3Dred")
+    started = operator.post(f"/api/v1/queues/{queue.topic}/dlq/redrive?header=team%3Dred")
     assert started.status_code == 202
     status = operator.get(started.json()["status_url"]).json()
     assert status == {
@@ -115,14 +115,14 @@ def test_bulk_redrive_of_a_filter_reports_progress_and_audits(
     # What the DLQ page marks as redriven: the filter's letters in these offsets.
     assert entry.after == {"redriven": 3, "duplicates": 0, "offsets": [0, max(red) + 1]}
     assert entry.before["filter"]["header"] == ["team", "red"]
-    assert client_as("viewer").post(f"/api/queues/{queue.topic}/dlq/redrive").status_code == 403
+    assert client_as("viewer").post(f"/api/v1/queues/{queue.topic}/dlq/redrive").status_code == 403
 
 
 @pytest.mark.usefixtures("eager_tasks")
 def test_a_jobs_progress_is_for_its_starter_and_admins_alone(
     queue: QueueConfig, operator: APIClient
 ) -> None:
-    started = operator.post(f"/api/queues/{queue.topic}/dlq/redrive?partition=0")
+    started = operator.post(f"/api/v1/queues/{queue.topic}/dlq/redrive?partition=0")
     status_url, task_id = started.json()["status_url"], started.json()["task"]
     others = {"admin": 200, "viewer": 403, "operator": 403}
     for role, expected in others.items():
@@ -135,7 +135,7 @@ def test_a_jobs_progress_is_for_its_starter_and_admins_alone(
         assert expected == 200 or "starter" in refused.json()["detail"]
         assert console.get(f"/tasks/{task_id}").status_code == expected, role  # the progress bar
     assert operator.get(status_url).status_code == 200
-    assert operator.get("/api/tasks/no-such-job").status_code == 404
+    assert operator.get("/api/v1/tasks/no-such-job").status_code == 404
     starter = Client()
     starter.force_login(User.objects.get(username="operator"))
     assert starter.get(f"/tasks/{task_id}").status_code == 200

@@ -41,7 +41,7 @@ def post_raw(client: APIClient, url: str, body: dict):
 def test_enqueue_refuses_what_a_producer_cannot_write(
     queue: QueueConfig, operator: APIClient, broken: dict, field: str, says: str
 ) -> None:
-    answer = post_raw(operator, f"/api/queues/{queue.topic}/messages/", {"value": "x"} | broken)
+    answer = post_raw(operator, f"/api/v1/queues/{queue.topic}/messages/", {"value": "x"} | broken)
     assert answer.status_code == 400, answer.content
     assert says in str(answer.json()[field])
     assert read_all(queue, queue.topic) == []
@@ -55,7 +55,7 @@ def test_schedules_refuse_what_a_producer_cannot_write(
 ) -> None:
     cluster = Cluster.objects.create(name="local", bootstrap_servers=schedules.bootstrap_servers)
     ScheduleTopic.objects.create(cluster=cluster, topic=schedules.topic, group_id="g")
-    url = f"/api/schedules/{schedules.topic}/"
+    url = f"/api/v1/schedules/{schedules.topic}/"
     base = {"id": "s", "at": "2030-01-01T00:00:00Z", "target_topic": "t", "value": "v"}
     answer = post_raw(operator, url, base | broken)
     assert answer.status_code == 400, answer.content

@@ -25,12 +25,12 @@ def group(kafka: EmbeddedBroker, topic: str) -> str:
 
 
 def url(group: str, tail: str = "/") -> str:
-    return f"/api/clusters/local/groups/consumer/{quote(group)}{tail}"
+    return f"/api/v1/clusters/local/groups/consumer/{quote(group)}{tail}"
 
 
 def test_the_list_and_a_group(group: str, topic: str) -> None:
     viewer = client_as("viewer")
-    listed = viewer.get("/api/clusters/local/groups/").json()
+    listed = viewer.get("/api/v1/clusters/local/groups/").json()
     assert {
         "group_id": group,
         "kind": "consumer",
@@ -45,7 +45,7 @@ def test_the_list_and_a_group(group: str, topic: str) -> None:
         (p["topic"], p["partition"], p["offset"], p["end"], p["lag"]) for p in detail["partitions"]
     ] == [(topic, 0, 4, 4, 0), (topic, 1, 4, 4, 0)]
     assert viewer.get(url("nobody")).status_code == 404
-    assert viewer.get("/api/clusters/nowhere/groups/").status_code == 404
+    assert viewer.get("/api/v1/clusters/nowhere/groups/").status_code == 404
 
 
 def test_a_dry_run_moves_nothing_and_its_offsets_are_applied_exactly(

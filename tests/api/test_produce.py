@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_enqueue_answers_where_the_message_went(queue: QueueConfig, operator: APIClient) -> None:
-    url = f"/api/queues/{queue.topic}/messages/"
+    url = f"/api/v1/queues/{queue.topic}/messages/"
     body = {"value": '{"a": 1}', "encoding": "json", "key": "k", "partition": 1}
     answer = operator.post(url, body | {"headers": {"h": "v"}}, "json")
     assert answer.status_code == 201, answer.content
@@ -40,7 +40,7 @@ def test_enqueue_answers_where_the_message_went(queue: QueueConfig, operator: AP
 def test_bad_json_or_partition_is_a_400_and_nothing_is_written(
     queue: QueueConfig, operator: APIClient, body: dict, field: str, says: str
 ) -> None:
-    answer = operator.post(f"/api/queues/{queue.topic}/messages/", body, "json")
+    answer = operator.post(f"/api/v1/queues/{queue.topic}/messages/", body, "json")
     assert answer.status_code == 400 and says in str(answer.json()[field]), answer.content
     assert read_all(queue, queue.topic) == []
 
@@ -55,7 +55,7 @@ def test_redrive_takes_edits_and_keeps_the_message_id(
         [message] = poll_until(worker, 1)
         worker.reject(message, "bad data")
         [letter] = wait_for(lambda: dlq(queue), 30, "the letter")
-        url = f"/api/queues/{queue.topic}/dlq/{letter.partition()}/{letter.offset()}/redrive"
+        url = f"/api/v1/queues/{queue.topic}/dlq/{letter.partition()}/{letter.offset()}/redrive"
         settings.KMQ_MAX_PAYLOAD_BYTES = 10
         too_big = operator.post(url, {"value": "x" * 11}, "json")
         assert too_big.status_code == 413 and "at most 10" in too_big.json()["value"]
@@ -74,7 +74,7 @@ def test_redrive_takes_edits_and_keeps_the_message_id(
 def test_a_retry_with_the_idempotency_key_gets_the_first_record_not_a_second(
     queue: QueueConfig, operator: APIClient
 ) -> None:
-    url = f"/api/queues/{queue.topic}/messages/"
+    url = f"/api/v1/queues/{queue.topic}/messages/"
     body = {"value": "once", "key": "k"}
     first = operator.post(url, body, "json", HTTP_IDEMPOTENCY_KEY="order-7")
     again = operator.post(url, body, "json", HTTP_IDEMPOTENCY_KEY="order-7")
@@ -91,7 +91,7 @@ def test_a_retry_with_the_idempotency_key_gets_the_first_record_not_a_second(
 def test_an_idempotency_key_reused_for_another_message_or_malformed_is_refused(
     queue: QueueConfig, operator: APIClient
 ) -> None:
-    url = f"/api/queues/{queue.topic}/messages/"
+    url = f"/api/v1/queues/{queue.topic}/messages/"
     assert operator.post(url, {"value": "a"}, "json", HTTP_IDEMPOTENCY_KEY="k1").status_code == 201
     reused = operator.post(url, {"value": "b"}, "json", HTTP_IDEMPOTENCY_KEY="k1")
     assert reused.status_code == 422 and "another message" in reused.json()["detail"]

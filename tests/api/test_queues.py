@@ -19,15 +19,15 @@ pytestmark = pytest.mark.django_db
 
 
 def test_anonymous_gets_401_and_a_viewer_may_read_but_not_act(queue: QueueConfig) -> None:
-    assert client_as(None).get("/api/queues/").status_code == 401
+    assert client_as(None).get("/api/v1/queues/").status_code == 401
     viewer = client_as("viewer")
-    listed = viewer.get("/api/queues/")
+    listed = viewer.get("/api/v1/queues/")
     assert listed.status_code == 200
     assert [q["topic"] for q in listed.json()] == [queue.topic]
-    refused = viewer.post(f"/api/queues/{queue.topic}/messages/", {"value": "x"}, "json")
+    refused = viewer.post(f"/api/v1/queues/{queue.topic}/messages/", {"value": "x"}, "json")
     assert refused.status_code == 403
     assert "role" in refused.json()["detail"]
-    assert viewer.get("/api/schema/").status_code == 200
+    assert viewer.get("/api/v1/schema/").status_code == 200
 
 
 def test_a_service_enqueues_with_a_token(queue: QueueConfig) -> None:
@@ -37,7 +37,7 @@ def test_a_service_enqueues_with_a_token(queue: QueueConfig) -> None:
     service.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     body = {"value": base64.b64encode(b"\x00\xff").decode(), "encoding": "base64", "key": "k1"}
     sent = service.post(
-        f"/api/queues/{queue.topic}/messages/", body | {"headers": {"h": "v"}}, "json"
+        f"/api/v1/queues/{queue.topic}/messages/", body | {"headers": {"h": "v"}}, "json"
     )
     assert sent.status_code == 201
     [record] = read_all(queue, queue.topic)
@@ -61,14 +61,14 @@ def test_bad_enqueue_requests_get_a_4xx_naming_the_field(
     queue: QueueConfig, operator: APIClient, settings, body: dict, status: int, field: str
 ) -> None:
     settings.KMQ_MAX_PAYLOAD_BYTES = 10
-    response = operator.post(f"/api/queues/{queue.topic}/messages/", body, "json")
+    response = operator.post(f"/api/v1/queues/{queue.topic}/messages/", body, "json")
     assert response.status_code == status
     assert field in response.json()
     assert read_all(queue, queue.topic) == []
 
 
 def test_unknown_queue_is_a_404_with_a_json_body(operator: APIClient) -> None:
-    response = operator.post("/api/queues/no-such-queue/messages/", {"value": "x"}, "json")
+    response = operator.post("/api/v1/queues/no-such-queue/messages/", {"value": "x"}, "json")
     assert response.status_code == 404
     assert "detail" in response.json()
 
@@ -81,7 +81,7 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
         acked, retried, extended = sorted(poll_until(worker, 3), key=lambda m: m.id)
         page = wait_for(
             lambda: (
-                (r := operator.get(f"/api/queues/{topic}/in-flight/").json())["count"] == 3 and r
+                (r := operator.get(f"/api/v1/queues/{topic}/in-flight/").json())["count"] == 3 and r
             ),
             20,
             "three in flight",
@@ -94,7 +94,7 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
         def act(m: Message, action: str, body: dict | None = None):
             where = {"partition": m.partition, "offset": m.offset}
             return operator.post(
-                f"/api/queues/{topic}/messages/{m.id}/{action}", where | (body or {}), "json"
+                f"/api/v1/queues/{topic}/messages/{m.id}/{action}", where | (body or {}), "json"
             )
 
         assert act(acked, "ack").status_code == 200
@@ -105,7 +105,7 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
         assert (copy.id, copy.delivery_count) == (retried.id, 2)
         in_flight = wait_for(
             lambda: (
-                (r := operator.get(f"/api/queues/{topic}/in-flight/").json())["count"] == 2 and r
+                (r := operator.get(f"/api/v1/queues/{topic}/in-flight/").json())["count"] == 2 and r
             ),
             20,
             "the ack and the retry seen",
@@ -115,7 +115,7 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
         assert act(copy, "reject", {"reason": "poison"}).status_code == 200
         wait_for(lambda: len(read_all(queue, queue.dlq_topic)) == 1, 20, "the DLQ")
     assert act(acked, "ack").status_code == 404
-    url = f"/api/queues/{topic}/messages/{topic}/0/0/ack"
+    url = f"/api/v1/queues/{topic}/messages/{topic}/0/0/ack"
     assert operator.post(url, {"partition": 0, "offset": 0}, "json").status_code == 404
     assert operator.post(url, {}, "json").status_code == 400  # which copy: not said
     entries = AuditEntry.objects.filter(target__startswith=f"{topic}/").order_by("id")
@@ -129,7 +129,7 @@ def test_in_flight_page_and_actions_by_message_id(queue: QueueConfig, operator: 
 
 
 def test_in_flight_rejects_a_bad_cursor_or_limit(queue: QueueConfig, operator: APIClient) -> None:
-    url = f"/api/queues/{queue.topic}/in-flight/"
+    url = f"/api/v1/queues/{queue.topic}/in-flight/"
     assert operator.get(url, {"after": "nonsense"}).status_code == 400
     assert operator.get(url, {"limit": 0}).status_code == 400
     assert operator.get(url, {"limit": "many"}).status_code == 400
@@ -141,7 +141,7 @@ def test_a_queue_whose_topics_are_missing_is_a_409_naming_the_fix(
     cluster = Cluster.objects.create(name="local", bootstrap_servers=kafka.bootstrap_servers)
     Queue.objects.create(cluster=cluster, topic=topic, group_id="g")  # topics never created
     for path in ("in-flight/", "dlq/"):
-        response = operator.get(f"/api/queues/{topic}/{path}")
+        response = operator.get(f"/api/v1/queues/{topic}/{path}")
         assert response.status_code == 409
         assert "does not exist" in response.json()["detail"]
 
@@ -162,7 +162,7 @@ def test_stats_count_depth_in_flight_and_dead_letters(
         producer.flush()
 
         def settled():
-            stats = operator.get(f"/api/queues/{queue.topic}/stats").json()
+            stats = operator.get(f"/api/v1/queues/{queue.topic}/stats").json()
             return stats["dead_letters"] >= 1 and stats["in_flight"] == 8 and stats
 
         stats = wait_for(settled, 30, "the reject and the ack counted")

@@ -20,7 +20,7 @@ def registered(schedules: SchedulerConfig) -> str:
     ScheduleTopic.objects.create(
         cluster=cluster, topic=schedules.topic, group_id=schedules.group_id
     )
-    return f"/api/schedules/{schedules.topic}/"
+    return f"/api/v1/schedules/{schedules.topic}/"
 
 
 def soon(seconds: float) -> str:
@@ -75,7 +75,7 @@ def test_bad_schedule_requests_get_a_4xx(registered: str, target: str, operator:
         assert response.status_code == 400 and field in response.json(), (broken, response.json())
     assert operator.get(registered, {"after": "x"}).status_code == 400
     assert operator.put(f"{registered}missing", base, "json").status_code == 404
-    assert operator.get("/api/schedules/unknown-topic/").status_code == 404
+    assert operator.get("/api/v1/schedules/unknown-topic/").status_code == 404
     assert operator.delete(f"{registered}x/fire").status_code == 405  # fire is POST only
     assert client_as("viewer").post(registered, base, "json").status_code == 403
 

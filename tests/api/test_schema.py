@@ -28,7 +28,7 @@ from tests.process import wait_for
 from tests.queue_helpers import poll_until
 from tests.users import user_with
 
-schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", get_wsgi_application())
 
 pytestmark = pytest.mark.django_db
 
@@ -138,25 +138,29 @@ def test_every_documented_answer_matches_the_live_schema(
     api = Answers(operator, schema.raw_schema)
     topic = {"topic": queue.topic}
 
-    assert [q["topic"] for q in api.call("get", "/api/queues/", 200)] == [queue.topic]
+    assert [q["topic"] for q in api.call("get", "/api/v1/queues/", 200)] == [queue.topic]
     for n in range(3):
         body = {"value": f"m{n}", "key": f"k{n}", "headers": {"h": "v"}}
-        api.call("post", "/api/queues/{topic}/messages/", 201, body=body, **topic)
+        api.call("post", "/api/v1/queues/{topic}/messages/", 201, body=body, **topic)
     with QueueClient(queue) as worker:
         extended, rejected, _ = sorted(poll_until(worker, 3), key=lambda m: m.id)
         wait_for(
-            lambda: api.call("get", "/api/queues/{topic}/in-flight/", 200, **topic)["count"] == 3,
+            lambda: (
+                api.call("get", "/api/v1/queues/{topic}/in-flight/", 200, **topic)["count"] == 3
+            ),
             20,
             "three in flight",
         )
-        page = api.call("get", "/api/queues/{topic}/in-flight/", 200, query={"limit": 2}, **topic)
+        page = api.call(
+            "get", "/api/v1/queues/{topic}/in-flight/", 200, query={"limit": 2}, **topic
+        )
         assert page["next"] is not None
-        stats = api.call("get", "/api/queues/{topic}/stats", 200, **topic)
+        stats = api.call("get", "/api/v1/queues/{topic}/stats", 200, **topic)
         assert stats["in_flight"] == 3
         # The drift this test is for: a key the schema lacks is caught.
         undocumented = stats | {"undocumented": 1}
-        assert api.errors("get", "/api/queues/{topic}/stats", 200, undocumented)
-        action = "/api/queues/{topic}/messages/{message_id}/{action}"
+        assert api.errors("get", "/api/v1/queues/{topic}/stats", 200, undocumented)
+        action = "/api/v1/queues/{topic}/messages/{message_id}/{action}"
         api.call(
             "post",
             action,
@@ -177,35 +181,35 @@ def test_every_documented_answer_matches_the_live_schema(
         )
     on_partition = {"partition": rejected.partition}
     letters = wait_for(
-        lambda: api.call("get", "/api/queues/{topic}/dlq/", 200, query=on_partition, **topic)[
+        lambda: api.call("get", "/api/v1/queues/{topic}/dlq/", 200, query=on_partition, **topic)[
             "results"
         ],
         30,
         "a letter",
     )
     [letter] = letters
-    redrive = "/api/queues/{topic}/dlq/{partition}/{offset}/redrive"
+    redrive = "/api/v1/queues/{topic}/dlq/{partition}/{offset}/redrive"
     api.call("post", redrive, 200, partition=letter["partition"], offset=letter["offset"], **topic)
     started = api.call(
         "post",
-        "/api/queues/{topic}/dlq/redrive",
+        "/api/v1/queues/{topic}/dlq/redrive",
         202,
         query={"reason": "rejected"} | on_partition,
         **topic,
     )
-    api.call("get", "/api/tasks/{task_id}", 200, task_id=started["task"])
+    api.call("get", "/api/v1/tasks/{task_id}", 200, task_id=started["task"])
 
-    listed = "/api/schedules/{topic}/"
+    listed = "/api/v1/schedules/{topic}/"
     at = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     new = {"id": "s-1", "at": at, "target_topic": target, "value": "v", "key": "k"}
     on = {"topic": schedules.topic}
     api.call("post", listed, 201, body=new, **on)
     wait_for(lambda: api.call("get", listed, 200, **on)["count"] == 1, 20, "the schedule")
-    detail = "/api/schedules/{topic}/{schedule_id}"
+    detail = "/api/v1/schedules/{topic}/{schedule_id}"
     assert api.call("get", detail, 200, schedule_id="s-1", **on)["id"] == "s-1"
     edited = {"at": at, "target_topic": target, "value": "w"}
     api.call("put", detail, 200, body=edited, schedule_id="s-1", **on)
-    api.call("post", "/api/schedules/{topic}/{schedule_id}/fire", 200, schedule_id="s-1", **on)
+    api.call("post", "/api/v1/schedules/{topic}/{schedule_id}/fire", 200, schedule_id="s-1", **on)
     api.call("delete", detail, 204, schedule_id="s-1", **on)
 
     # Registering and editing a queue is an admin's, and so is a share group's reset.
@@ -214,26 +218,33 @@ def test_every_documented_answer_matches_the_live_schema(
     api.client = admin
     share = {"topic": f"{queue.topic}-share"}
     registration = {"cluster": cluster.name, "group_id": "g", "backend": "share", **share}
-    api.call("post", "/api/queues/", 201, body=registration)
-    one = "/api/queues/{topic}/"
+    api.call("post", "/api/v1/queues/", 201, body=registration)
+    one = "/api/v1/queues/{topic}/"
     assert api.call("get", one, 200, **share)["markers_topic"] is None
     api.call("patch", one, 200, body={"max_redeliveries": 2}, **share)
     api.call("put", one, 200, body=registration | {"max_redeliveries": 1}, **share)
-    assert api.call("get", "/api/queues/{topic}/share-group", 200, **share)["errors"] == []
-    api.call("post", "/api/queues/{topic}/share-group/reset", 200, body={"to": "latest"}, **share)
+    assert api.call("get", "/api/v1/queues/{topic}/share-group", 200, **share)["errors"] == []
+    api.call(
+        "post", "/api/v1/queues/{topic}/share-group/reset", 200, body={"to": "latest"}, **share
+    )
 
     # A cluster's groups, and an admin's reset of one: a dry run, then exactly it.
     on_cluster = {"cluster": cluster.name}
     ensure_topics(cluster.bootstrap, {f"{queue.topic}-read": 2})
     group = consumed_group(cluster.bootstrap, f"{queue.topic}-read", f"{queue.topic}-readers")
-    listed = api.call("get", "/api/clusters/{cluster}/groups/", 200, **on_cluster)
+    listed = api.call("get", "/api/v1/clusters/{cluster}/groups/", 200, **on_cluster)
     assert group in [g["group_id"] for g in listed["groups"]]
     one_group = on_cluster | {"kind": "consumer", "group_id": group}
-    api.call("get", "/api/clusters/{cluster}/groups/{kind}/{group_id}/", 200, **one_group)
-    reset = "/api/clusters/{cluster}/groups/{kind}/{group_id}/reset"
+    api.call("get", "/api/v1/clusters/{cluster}/groups/{kind}/{group_id}/", 200, **one_group)
+    reset = "/api/v1/clusters/{cluster}/groups/{kind}/{group_id}/reset"
     plan = api.call("post", reset, 200, body={"to": "earliest", "dry_run": True}, **one_group)
     body = {"to": "earliest", "offsets": plan["offsets"]}
     assert api.call("post", reset, 200, body=body, **one_group)["dry_run"] is False
 
+    # What all of that left in the audit log, newest first, a page at a time.
+    newest = api.call("get", "/api/v1/audit/", 200, query={"limit": 2})
+    assert newest["results"][0]["action"] == "reset group offsets" and newest["next"] is not None
+    assert api.call("get", "/api/v1/audit/", 200, query={"after": newest["next"]})["results"]
+
     # The schema document itself is the one answer not described by a component.
-    assert api.documented() - api.exercised == {("get", "/api/schema/")}
+    assert api.documented() - api.exercised == {("get", "/api/v1/schema/")}

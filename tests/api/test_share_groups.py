@@ -28,7 +28,7 @@ def sharer(kafka: EmbeddedBroker, queue: Queue) -> Sharer:
 
 def test_the_group_of_a_running_consumer(kafka: EmbeddedBroker, share_queue: Queue) -> None:
     viewer = client_as("viewer")
-    url = f"/api/queues/{share_queue.topic}/share-group"
+    url = f"/api/v1/queues/{share_queue.topic}/share-group"
     assert viewer.get(url).json()["group"] == {
         "exists": False,
         "state": "",
@@ -56,7 +56,7 @@ def assigned(consumer: Sharer, body: dict) -> dict | None:
 def test_reset_needs_an_admin_is_refused_while_connected_and_is_audited(
     kafka: EmbeddedBroker, share_queue: Queue
 ) -> None:
-    url = f"/api/queues/{share_queue.topic}/share-group/reset"
+    url = f"/api/v1/queues/{share_queue.topic}/share-group/reset"
     for role in ("viewer", "operator"):
         assert client_as(role).post(url, {"to": "earliest"}, format="json").status_code == 403
     admin = client_as("admin")
@@ -89,5 +89,5 @@ def test_reset_needs_an_admin_is_refused_while_connected_and_is_audited(
 
 
 def test_a_kmq_queue_has_no_share_group(registered: Queue) -> None:
-    answer = client_as("viewer").get(f"/api/queues/{registered.topic}/share-group")
+    answer = client_as("viewer").get(f"/api/v1/queues/{registered.topic}/share-group")
     assert answer.status_code == 409 and "no share group" in answer.json()["detail"]

@@ -17,7 +17,7 @@ def test_a_body_over_the_cap_is_refused_unread(
 ) -> None:
     settings.KMQ_MAX_REQUEST_BYTES = 1000
     body = '{"value": "' + "x" * 1000 + '"}'
-    url = f"/api/queues/{queue.topic}/messages/"
+    url = f"/api/v1/queues/{queue.topic}/messages/"
     answer = operator.post(url, body, content_type="application/json")
     assert answer.status_code == 413 and "at most 1000" in answer.json()["detail"]
     assert read_all(queue, queue.topic) == []
@@ -28,7 +28,7 @@ def test_a_record_larger_than_kafka_takes_is_a_413_with_the_limit(
 ) -> None:
     limit = PRODUCER_DEFAULT - RECORD_OVERHEAD  # the broker's default topic takes more
     assert clients.record_limit(queue) == limit
-    url = f"/api/queues/{queue.topic}/messages/"
+    url = f"/api/v1/queues/{queue.topic}/messages/"
     answer = operator.post(url, {"value": "x" * 1_000_001}, "json")
     assert answer.status_code == 413 and f"at most {limit}" in answer.json()["value"]
     assert operator.post(url, {"value": "x" * limit}, "json").status_code == 201
@@ -41,6 +41,6 @@ def test_a_body_nested_deeper_than_python_recurses_is_a_400(
 ) -> None:
     depth = 100_000
     body = '{"value": ' + "[" * depth + "]" * depth + "}"
-    url = f"/api/queues/{queue.topic}/messages/"
+    url = f"/api/v1/queues/{queue.topic}/messages/"
     answer = operator.post(url, body, content_type="application/json")
     assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"]

@@ -65,7 +65,7 @@ def test_an_effect_kafka_refuses_leaves_a_failed_entry_on_the_page(kafka) -> Non
     queue = Queue.objects.create(cluster=dead, topic="unreachable", group_id="g")
     try:
         answer = api_client_as("operator").post(
-            "/api/queues/unreachable/messages/", {"value": "v"}, "json"
+            "/api/v1/queues/unreachable/messages/", {"value": "v"}, "json"
         )
     finally:
         clients.close(queue.topic)  # its producer would retry the dead address all session

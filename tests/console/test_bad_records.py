@@ -100,9 +100,9 @@ def test_offsets_and_partitions_past_kafkas_bounds_are_a_4xx(registered: Queue) 
     viewer, operator = client_as("viewer"), client_as("operator")
     assert viewer.get(f"/queues/{topic}/dlq/", {"start": big}).status_code == 200  # the form says
     assert b"less than or equal" in viewer.get(f"/queues/{topic}/dlq/", {"start": big}).content
-    assert viewer.get(f"/api/queues/{topic}/dlq/", {"from": big}).status_code == 400
-    assert viewer.get(f"/api/queues/{topic}/dlq/", {"partition": 2**31}).status_code == 400
-    assert viewer.get(f"/api/queues/{topic}/in-flight/", {"after": "²:1"}).status_code == 400
+    assert viewer.get(f"/api/v1/queues/{topic}/dlq/", {"from": big}).status_code == 400
+    assert viewer.get(f"/api/v1/queues/{topic}/dlq/", {"partition": 2**31}).status_code == 400
+    assert viewer.get(f"/api/v1/queues/{topic}/in-flight/", {"after": "²:1"}).status_code == 400
     assert viewer.get(f"/queues/{topic}/messages/{topic}/0/{big}").status_code == 404
     assert operator.post(f"/queues/{topic}/dlq/0/{big}/redrive").status_code == 400
     assert operator.post(f"/queues/{topic}/dlq/{2**31}/0/redrive").status_code == 400

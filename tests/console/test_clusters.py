@@ -46,7 +46,7 @@ def test_a_bare_topic_on_two_clusters_asks_which_and_a_named_cluster_answers(twi
 def test_the_api_answers_300_with_the_clusters_until_one_is_named(twice: str) -> None:
     api = APIClient()
     api.force_authenticate(user_with("operator"))
-    for url in (f"/api/queues/{twice}/stats", f"/api/schedules/{twice}/"):
+    for url in (f"/api/v1/queues/{twice}/stats", f"/api/v1/schedules/{twice}/"):
         choose = api.get(url)
         assert choose.status_code == 300, url
         assert choose.json()["clusters"] == ["east", "west"]

@@ -47,10 +47,10 @@ def test_pages_and_api_calls_on_a_stalled_cluster_say_so_in_time(away: Queue) ->
     unavailable = {
         "dlq page": lambda: console.get(f"/queues/{away.topic}/dlq/"),
         "topics page": lambda: console.get("/clusters/stalled/topics/"),
-        "api stats": lambda: api.get(f"/api/queues/{away.topic}/stats"),
-        "api in flight": lambda: api.get(f"/api/queues/{away.topic}/in-flight/"),
+        "api stats": lambda: api.get(f"/api/v1/queues/{away.topic}/stats"),
+        "api in flight": lambda: api.get(f"/api/v1/queues/{away.topic}/in-flight/"),
         "api enqueue": lambda: api.post(
-            f"/api/queues/{away.topic}/messages/", {"value": "x"}, format="json"
+            f"/api/v1/queues/{away.topic}/messages/", {"value": "x"}, format="json"
         ),
     }
     for what, call in unavailable.items():
@@ -95,7 +95,7 @@ def test_a_secured_cluster_that_does_not_answer_is_a_503_in_time(
     queue = Queue.objects.create(cluster=cluster, topic=topic, group_id="g")
     api = APIClient()
     api.force_authenticate(user_with("viewer"))
-    response, took = timed(lambda: api.get(f"/api/queues/{queue.topic}/stats"))
+    response, took = timed(lambda: api.get(f"/api/v1/queues/{queue.topic}/stats"))
     assert response.status_code == 503, response.content[:300]
     assert response["Retry-After"] == str(availability.RETRY_AFTER_S)
     assert stalled in response.json()["detail"]
@@ -144,7 +144,7 @@ def test_a_send_kafka_does_not_report_on_is_504_outcome_unknown_then_audited_as_
     queue.config().ensure_topics(partitions=1)
     api = APIClient()
     api.force_authenticate(user_with("operator"))
-    url = f"/api/queues/{topic}/messages/"
+    url = f"/api/v1/queues/{topic}/messages/"
     assert api.post(url, {"value": "first"}, format="json").status_code == 201
     assert own_broker.process is not None
     pid = own_broker.process.pid

@@ -91,7 +91,7 @@ def set_rules(mask_operators: bool) -> None:
     """Through the API, as an admin edits a queue (and audited as such)."""
     topic = Queue.objects.get().topic
     body = RULES | {"mask_operators": mask_operators}
-    answer = api_as("admin").patch(f"/api/queues/{topic}/", body, format="json")
+    answer = api_as("admin").patch(f"/api/v1/queues/{topic}/", body, format="json")
     assert answer.status_code == 200, answer.content
 
 
@@ -109,8 +109,8 @@ def surfaces(role: str, registered: Queue, ids: dict, letter) -> dict[str, str]:
         "queue page": client.get(f"/queues/{topic}/"),
         "browser list": client.get(browse.format(topic)),
         "browser dlq list": client.get(browse.format(dlq).replace("partition=0", f"partition={p}")),
-        "api in flight": api.get(f"/api/queues/{topic}/in-flight/"),
-        "api dlq": api.get(f"/api/queues/{topic}/dlq/", {"partition": p}),
+        "api in flight": api.get(f"/api/v1/queues/{topic}/in-flight/"),
+        "api dlq": api.get(f"/api/v1/queues/{topic}/dlq/", {"partition": p}),
     }
     for name, (t, part, off) in {"queue": (topic, 0, 0), "dlq": (dlq, p, o)}.items():
         for rendering in ("json", "text", "hex"):
@@ -223,7 +223,9 @@ def test_a_masked_audience_cannot_edit_what_it_sees_masked(
         assert answer.status_code == 403
         assert b"would write the mask" in answer.content
     edit = {"value": "edited"}
-    api = api_as("operator").post(f"/api/queues/{topic}/dlq/{where}/redrive", edit, format="json")
+    api = api_as("operator").post(
+        f"/api/v1/queues/{topic}/dlq/{where}/redrive", edit, format="json"
+    )
     assert api.status_code == 403 and "would write the mask" in api.json()["detail"]
     assert operator.get(f"/queues/{topic}/produce").status_code == 200  # a new message: fine
     browsed = operator.get(f"/clusters/local/topics/{queue.dlq_topic}/{where}").content.decode()
@@ -246,7 +248,7 @@ def test_a_filter_cannot_find_what_the_mask_hides(
     assert 'data-offset="0/0"' in client_as("admin").get(browse, query).content.decode()
     dlq = {"partition": letter.partition(), "contains": CARD}
     found = [
-        len(api_as(role).get(f"/api/queues/{queue.topic}/dlq/", dlq).json()["results"])
+        len(api_as(role).get(f"/api/v1/queues/{queue.topic}/dlq/", dlq).json()["results"])
         for role in ("viewer", "admin")
     ]
     assert found == [0, 1]
@@ -261,7 +263,7 @@ def test_a_filter_cannot_find_what_the_mask_hides(
 def test_rules_are_checked_and_their_changes_audited(registered: Queue) -> None:
     admin, topic = api_as("admin"), registered.topic
     bad = {"mask_json_paths": "$.ok\n$[?", "mask_patterns": "(a+)+"}
-    answer = admin.patch(f"/api/queues/{topic}/", bad, format="json")
+    answer = admin.patch(f"/api/v1/queues/{topic}/", bad, format="json")
     assert answer.status_code == 400
     assert "$[?" in str(answer.json()["mask_json_paths"])
     set_rules(mask_operators=False)
@@ -295,7 +297,7 @@ def test_payloads_decoded_by_schema_are_masked_after_decoding(
     through every page that decodes by schema and every browser rendering."""
     Cluster.objects.filter(pk=registered.cluster_id).update(schema_registry_url=schema_registry.url)
     api_as("admin").patch(
-        f"/api/queues/{queue.topic}/", {"mask_json_paths": "$.name"}, format="json"
+        f"/api/v1/queues/{queue.topic}/", {"mask_json_paths": "$.name"}, format="json"
     )
     producer = QueueProducer(queue)
     producer.send(framing.json(queue.topic, {"name": CARD, "qty": 3}), b"k", partition=0)

@@ -66,7 +66,7 @@ def test_undecodable_schedule_ids_are_edited_cancelled_and_fired(
     edit_url = f"/schedules/{topic}/{ENCODED}__4=/edit"
     link = f'href="{edit_url}?cluster=local"'
     wait_for(lambda: link in console.get(f"/schedules/{topic}/").content.decode(), 20, link)
-    listed = api.get(f"/api/schedules/{topic}/").json()["results"]
+    listed = api.get(f"/api/v1/schedules/{topic}/").json()["results"]
     assert {s["ref"] for s in listed} == {ref_of(k) for k in (EDITED, CANCELLED, FIRED)}
 
     assert console.get(edit_url).status_code == 200
@@ -79,11 +79,11 @@ def test_undecodable_schedule_ids_are_edited_cancelled_and_fired(
     )
     cancel = console.post(f"/schedules/{topic}/{ref_of(CANCELLED)}/cancel")
     assert cancel.status_code == 200
-    assert api.post(f"/api/schedules/{topic}/{ref_of(FIRED)}/fire").status_code == 200
+    assert api.post(f"/api/v1/schedules/{topic}/{ref_of(FIRED)}/fire").status_code == 200
     [shot] = wait_for(lambda: fired(schedules, target), 30, "the fire-now")
     assert dict(shot.headers())[wire.FIRED_KEY] == FIRED
     wait_for(lambda: view.refresh() or view.count() == 1, 20, "only the edited one left")
     assert view.get(EDITED) is not None
-    assert api.get(f"/api/schedules/{topic}/{ENCODED}nope").status_code == 404
+    assert api.get(f"/api/v1/schedules/{topic}/{ENCODED}nope").status_code == 404
     targets = set(AuditEntry.objects.values_list("target", flat=True))
     assert {f"{topic}/{ref_of(k)}" for k in (EDITED, CANCELLED, FIRED)} <= targets

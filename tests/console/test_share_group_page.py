@@ -153,9 +153,9 @@ def test_each_consumer_shows_what_it_held_and_its_expired_locks_on_the_page_api_
     row = row[: row.index("</tr>")]
     assert "<td data-held>3</td>" in row and "<td data-expired>3</td>" in row, row
     assert "<td>6</td>" in row  # acquired: 3, then the same 3 again
-    stats = viewer.get(f"/api/queues/{topic}/stats").json()
+    stats = viewer.get(f"/api/v1/queues/{topic}/stats").json()
     assert (stats["share_held"], stats["expired_locks_per_min"]) == (3, 0.6), stats
-    [consumer] = viewer.get(f"/api/queues/{topic}/share-group").json()["consumers"]
+    [consumer] = viewer.get(f"/api/v1/queues/{topic}/share-group").json()["consumers"]
     assert consumer["client"] == member and not consumer["member"]
     assert (consumer["acquired"], consumer["held"], consumer["expired"]) == (6, 3, 3), consumer
     scraped = Client().get("/metrics").content.decode()

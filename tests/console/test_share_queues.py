@@ -89,13 +89,14 @@ def test_both_pages_render_and_the_share_page_says_what_it_has_not(
     # try again) while it loads its group coordinator: wait for it to be up.
     kmq_stats = wait_for(
         lambda: (
-            (r := api_as("viewer").get(f"/api/queues/{kmq.topic}/stats")).status_code == 200 and r
+            (r := api_as("viewer").get(f"/api/v1/queues/{kmq.topic}/stats")).status_code == 200
+            and r
         ),
         30,
         "the group coordinator",
     )
     assert kmq_stats.json()["in_flight"] == 0
-    stats = api_as("viewer").get(f"/api/queues/{share.topic}/stats")
+    stats = api_as("viewer").get(f"/api/v1/queues/{share.topic}/stats")
     assert stats.status_code == 200, stats.content
     assert stats.json()["in_flight"] is None
 
@@ -118,11 +119,11 @@ def test_per_message_actions_and_in_flight_of_a_share_queue_are_refused_saying_w
     _, share = side_by_side
     operator = api_as("operator")
     message = f"{share.topic}/0/0"
-    listed = operator.get(f"/api/queues/{share.topic}/in-flight/")
+    listed = operator.get(f"/api/v1/queues/{share.topic}/in-flight/")
     assert listed.status_code == 409 and NO_DEADLINES in listed.json()["detail"]
     for action, body in [("ack", {}), ("extend", {"ms": 1000}), ("reject", {}), ("retry", {})]:
         answer = operator.post(
-            f"/api/queues/{share.topic}/messages/{message}/{action}",
+            f"/api/v1/queues/{share.topic}/messages/{message}/{action}",
             {"partition": 0, "offset": 0, **body},
             format="json",
         )
@@ -150,17 +151,17 @@ def test_the_registry_and_the_api_refuse_a_markers_topic_for_a_share_queue(
     assert "share queue has no markers topic" in errors["markers_topic_override"][0]
     api = api_as("admin")
     body = {"cluster": "main", "topic": "another", "group_id": "g", "backend": "share"}
-    answer = api.post("/api/queues/", body | {"markers_topic_override": "m"}, format="json")
+    answer = api.post("/api/v1/queues/", body | {"markers_topic_override": "m"}, format="json")
     assert answer.status_code == 400
     assert "share queue has no markers topic" in answer.json()["markers_topic_override"][0]
-    answer = api.post("/api/queues/", body | {"backend": "sqs"}, format="json")
+    answer = api.post("/api/v1/queues/", body | {"backend": "sqs"}, format="json")
     assert answer.status_code == 400 and "kmq, share" in answer.json()["backend"][0]
-    assert api_as("operator").post("/api/queues/", body, format="json").status_code == 403
-    created = api.post("/api/queues/", body, format="json")
+    assert api_as("operator").post("/api/v1/queues/", body, format="json").status_code == 403
+    created = api.post("/api/v1/queues/", body, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["backend"] == "share" and created.json()["markers_topic"] is None
     assert AuditEntry.objects.get(action="register queue", target="another").status == "done"
-    listed = {q["topic"]: q["backend"] for q in api.get("/api/queues/").json()}
+    listed = {q["topic"]: q["backend"] for q in api.get("/api/v1/queues/").json()}
     assert listed == {kmq.topic: "kmq", share.topic: "share", "another": "share"}
 
 
@@ -179,7 +180,7 @@ def test_switching_backend_is_refused_while_a_kmq_message_is_in_flight(
         assert refused.status_code == 400
         [why] = refused.context["form"].errors["backend"]
         assert "1 message(s) in flight" in why
-        answer = api.patch(f"/api/queues/{kmq.topic}/", {"backend": "share"}, format="json")
+        answer = api.patch(f"/api/v1/queues/{kmq.topic}/", {"backend": "share"}, format="json")
         assert answer.status_code == 409 and "1 message(s) in flight" in answer.json()["detail"]
         admin_site = Client()
         admin_site.force_login(User.objects.create_superuser("root"))
@@ -192,7 +193,7 @@ def test_switching_backend_is_refused_while_a_kmq_message_is_in_flight(
         assert refusals.count() == 3 and {e.status for e in refusals} == {"failed"}
         assert {e.user.username for e in refusals} == {"admin", "root"}
         worker.ack(message)
-    switched = api.patch(f"/api/queues/{kmq.topic}/", {"backend": "share"}, format="json")
+    switched = api.patch(f"/api/v1/queues/{kmq.topic}/", {"backend": "share"}, format="json")
     assert switched.status_code == 200, switched.content
     assert Queue.objects.get(pk=kmq.pk).backend == "share"
     entry = AuditEntry.objects.filter(action="register queue", target=kmq.topic).latest("pk")
@@ -213,7 +214,7 @@ def test_a_switch_carries_the_groups_position_both_ways(side_by_side: tuple[Queu
         producer.flush(10)
 
     def switch(backend: str, status: int = 200) -> str:
-        answer = api.patch(f"/api/queues/{queue.topic}/", {"backend": backend}, format="json")
+        answer = api.patch(f"/api/v1/queues/{queue.topic}/", {"backend": backend}, format="json")
         assert answer.status_code == status, answer.content
         queue.refresh_from_db()
         return answer.content.decode()
@@ -267,11 +268,11 @@ def test_twin_letters_are_marked_and_redriven_once(side_by_side: tuple[Queue, Qu
     _, share = side_by_side
     write_letters(share)
     operator = api_as("operator")
-    page = operator.get(f"/api/queues/{share.topic}/dlq/").json()["results"]
+    page = operator.get(f"/api/v1/queues/{share.topic}/dlq/").json()["results"]
     assert [r["duplicate_of"] for r in page] == [None, 0, None]
     browsed = client_as("viewer").get(f"/queues/{share.topic}/dlq/").content.decode()
     assert browsed.count("duplicate of 0/0") == 1
-    started = operator.post(f"/api/queues/{share.topic}/dlq/redrive")
+    started = operator.post(f"/api/v1/queues/{share.topic}/dlq/redrive")
     assert started.status_code == 202
     progress = operator.get(started.json()["status_url"]).json()["progress"]
     assert (progress["redriven"], progress["duplicates"]) == (2, 1)
@@ -304,7 +305,7 @@ def test_a_kmq_queue_in_flight_view_catches_up_before_a_switch(
     with QueueClient(config) as worker:
         poll_until(worker, 3)
         answer = api_as("admin").patch(
-            f"/api/queues/{kmq.topic}/", {"backend": "share"}, format="json"
+            f"/api/v1/queues/{kmq.topic}/", {"backend": "share"}, format="json"
         )
         assert answer.status_code == 409 and "3 message(s) in flight" in answer.json()["detail"]
 
@@ -320,7 +321,7 @@ def test_a_share_queues_stats_come_from_its_group_and_its_counts(
     api = api_as("viewer")
 
     def stats() -> dict:
-        answer = api.get(f"/api/queues/{share.topic}/stats")
+        answer = api.get(f"/api/v1/queues/{share.topic}/stats")
         assert answer.status_code == 200, answer.content
         return answer.json()
 

@@ -45,7 +45,7 @@ def test_an_action_on_a_spoofed_row_is_a_409_and_the_real_message_stays_in_fligh
         return operator.post(f"/queues/{queue.topic}/act/{action}", form)
 
     def api(m: Message, action: str):
-        url = f"/api/queues/{queue.topic}/messages/{m.id}/{action}"
+        url = f"/api/v1/queues/{queue.topic}/messages/{m.id}/{action}"
         body = {"partition": m.partition, "offset": m.offset, "reason": "spoofed"}
         return service.post(url, body, "json")
 

@@ -62,11 +62,11 @@ def test_dead_letters_and_depth_count_records_on_every_view(counted: Queue) -> N
     api = client_as("viewer")
     stats = wait_for(
         lambda: (
-            (s := api.get(f"/api/queues/{counted.topic}/stats").json())["depth"] == WAITING and s
+            (s := api.get(f"/api/v1/queues/{counted.topic}/stats").json())["depth"] == WAITING and s
         ),
         30,
         f"a depth of {WAITING}",
-        evidence=lambda: str(api.get(f"/api/queues/{counted.topic}/stats").json()),
+        evidence=lambda: str(api.get(f"/api/v1/queues/{counted.topic}/stats").json()),
     )
     assert stats["dead_letters"] == LETTERS
     assert _gauges(dashboard_rows()) == {"depth": str(WAITING), "dead_letters": str(LETTERS)}

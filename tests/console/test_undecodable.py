@@ -37,7 +37,7 @@ def test_the_dlq_page_and_api_show_it_and_redrive_sends_it_back(
         text = page.content.decode()
         assert f'data-letter="{offset}"' in text and "undecodable" in text
         assert KEY_HEX in text and VALUE_HEX in text
-    listed = operator.get(f"/api/queues/{queue.topic}/dlq/", {"partition": 0})
+    listed = operator.get(f"/api/v1/queues/{queue.topic}/dlq/", {"partition": 0})
     assert listed.status_code == 200
     [letter] = listed.json()["results"]
     assert (letter["reason"], letter["encoding"]) == ("undecodable", "hex")
@@ -101,7 +101,7 @@ def test_the_message_page_and_the_in_flight_api_show_it(
     assert KEY_HEX in text and VALUE_HEX in text
 
     def listed() -> list:
-        answer = viewer.get(f"/api/queues/{queue.topic}/in-flight/")
+        answer = viewer.get(f"/api/v1/queues/{queue.topic}/in-flight/")
         assert answer.status_code == 200
         return answer.json()["results"]
 

@@ -73,7 +73,7 @@ class ApiProbe:
         if time.monotonic() < self._next:
             return
         began = time.monotonic()
-        answer = self._api.get(f"/api/queues/{self.topic}/stats")
+        answer = self._api.get(f"/api/v1/queues/{self.topic}/stats")
         took = time.monotonic() - began
         self.answers.append((answer.status_code, round(took, 2), answer.get("Retry-After")))
         self._next = began + 1.0

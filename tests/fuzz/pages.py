@@ -74,8 +74,8 @@ def walk_queue(walk: Walk, queue: Queue) -> None:
     topic = queue.topic
     for url in ("/", "/healthz", "/audit/", "/registry/", f"/queues/{topic}/"):
         walk.get(walk.console, url)
-    api = f"/api/queues/{topic}"
-    for url in ("/api/queues/", f"{api}/stats"):
+    api = f"/api/v1/queues/{topic}"
+    for url in ("/api/v1/queues/", f"{api}/stats"):
         walk.get(walk.api, url)
     ids = {
         row["id"] for row in walk.pages(walk.api, f"{api}/in-flight/", {"limit": LIMIT}, "after")
@@ -94,10 +94,10 @@ def walk_queue(walk: Walk, queue: Queue) -> None:
 def walk_schedules(walk: Walk, schedules: ScheduleTopic) -> None:
     topic = schedules.topic
     walk.get(walk.console, f"/schedules/{topic}/")
-    listed = walk.pages(walk.api, f"/api/schedules/{topic}/", {"limit": LIMIT}, "after")
+    listed = walk.pages(walk.api, f"/api/v1/schedules/{topic}/", {"limit": LIMIT}, "after")
     for schedule_id in sorted({row["id"] for row in listed}):
         quoted = quote(schedule_id, safe="")
-        walk.get(walk.api, f"/api/schedules/{topic}/{quoted}")
+        walk.get(walk.api, f"/api/v1/schedules/{topic}/{quoted}")
         walk.get(walk.console, f"/schedules/{topic}/{quoted}/edit")
 
 

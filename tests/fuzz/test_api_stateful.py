@@ -82,7 +82,7 @@ def fuzzing_schema() -> schemathesis.schemas.BaseSchema:
     its bodies: what the app documents is unchanged (headers is an object of
     strings with any keys); the generator is only pointed harder at it."""
     app = get_wsgi_application()
-    raw = copy.deepcopy(schemathesis.openapi.from_wsgi("/api/schema/", app).raw_schema)
+    raw = copy.deepcopy(schemathesis.openapi.from_wsgi("/api/v1/schema/", app).raw_schema)
     operations = {op["operationId"]: op for ops in raw["paths"].values() for op in ops.values()}
     for (source, status), targets in _LINKS.items():
         links = operations[source]["responses"][status].setdefault("links", {})

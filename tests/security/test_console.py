@@ -64,7 +64,7 @@ def test_the_api_never_returns_a_secret(secure_queue: Queue) -> None:
     from tests.api.conftest import client_as as api_client_as
 
     viewer = api_client_as("viewer")
-    for path in ("/api/queues/", f"/api/queues/{secure_queue.topic}/stats"):
+    for path in ("/api/v1/queues/", f"/api/v1/queues/{secure_queue.topic}/stats"):
         response = viewer.get(path)
         assert response.status_code == 200, response.content
         assert PASSWORD.encode() not in response.content

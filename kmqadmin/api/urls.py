@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from kmqadmin.kmq import names
 
-from . import audit, dead_letters, groups, queues, schedules, share_groups, tasks
+from . import audit, dead_letters, groups, queues, schedules, share_groups, tasks, topics
 
 app_name = "api"
 
@@ -36,6 +36,17 @@ urlpatterns = [
     path("tasks/<str:task_id>", tasks.TaskStatus.as_view(), name="task"),
     path("audit/", audit.AuditLog.as_view(), name="audit"),
     path("clusters/<slug:cluster>/groups/", groups.GroupList.as_view(), name="groups"),
+    path("clusters/<slug:cluster>/topics/", topics.TopicList.as_view(), name="topics"),
+    re_path(
+        rf"^clusters/(?P<cluster>[-\w]+)/topics/{TOPIC}/records/$",
+        topics.RecordPage.as_view(),
+        name="records",
+    ),
+    re_path(
+        rf"^clusters/(?P<cluster>[-\w]+)/topics/{TOPIC}/records/(?P<partition>[0-9]+)/(?P<offset>[0-9]+)$",
+        topics.RecordDetail.as_view(),
+        name="record",
+    ),
     # A group id may hold any character: the detail ends in "/", the reset in "/reset".
     re_path(rf"{GROUP}/reset$", groups.GroupReset.as_view(), name="group-reset"),
     re_path(rf"{GROUP}/$", groups.GroupDetail.as_view(), name="group"),

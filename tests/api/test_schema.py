@@ -241,6 +241,18 @@ def test_every_documented_answer_matches_the_live_schema(
     body = {"to": "earliest", "offsets": plan["offsets"]}
     assert api.call("post", reset, 200, body=body, **one_group)["dry_run"] is False
 
+    # Any topic of the cluster, read as the console's browser reads it.
+    listed = api.call("get", "/api/v1/clusters/{cluster}/topics/", 200, **on_cluster)
+    assert {"name": queue.topic, "kind": "queue"} in listed
+    on_topic = on_cluster | topic
+    seek = {"partition": rejected.partition, "start": "oldest"}
+    records = "/api/v1/clusters/{cluster}/topics/{topic}/records/"
+    page = api.call("get", records, 200, query=seek, **on_topic)
+    [first, *_] = page["records"]
+    one = "/api/v1/clusters/{cluster}/topics/{topic}/records/{partition}/{offset}"
+    where = {"partition": first["partition"], "offset": first["offset"]}
+    assert api.call("get", one, 200, **on_topic, **where)["record"] == first
+
     # What all of that left in the audit log, newest first, a page at a time.
     newest = api.call("get", "/api/v1/audit/", 200, query={"limit": 2})
     assert newest["results"][0]["action"] == "reset group offsets" and newest["next"] is not None

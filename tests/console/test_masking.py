@@ -111,11 +111,16 @@ def surfaces(role: str, registered: Queue, ids: dict, letter) -> dict[str, str]:
         "browser dlq list": client.get(browse.format(dlq).replace("partition=0", f"partition={p}")),
         "api in flight": api.get(f"/api/v1/queues/{topic}/in-flight/"),
         "api dlq": api.get(f"/api/v1/queues/{topic}/dlq/", {"partition": p}),
+        "api records": api.get(
+            f"/api/v1/clusters/local/topics/{topic}/records/", {"start": "oldest"}
+        ),
     }
     for name, (t, part, off) in {"queue": (topic, 0, 0), "dlq": (dlq, p, o)}.items():
         for rendering in ("json", "text", "hex"):
             url = f"/clusters/local/topics/{t}/{part}/{off}?as={rendering}"
             shown[f"browser message ({name}, {rendering})"] = client.get(url)
+        api_record = f"/api/v1/clusters/local/topics/{t}/records/{part}/{off}"
+        shown[f"api record ({name})"] = api.get(api_record)
     for name, answer in shown.items():
         assert answer.status_code == 200, (name, answer.status_code)
     return {name: answer.content.decode() for name, answer in shown.items()}
@@ -188,6 +193,7 @@ def test_no_surface_shows_a_masked_secret_to_a_viewer_and_an_admin_sees_them(
         admin = surfaces("admin", registered, ids, letter)
         assert CARD in admin["message page (rejected)"] and TOKEN in admin["api dlq"]
         assert PIN in admin["api in flight"] and CARD in admin["browser message (dlq, json)"]
+        assert CARD in admin["api records"] and TOKEN in admin["api record (dlq)"]
         assert PIN in frames[1]  # the admin's socket did not join the viewers' feed
         assert CARD in tail_frame("admin", registered)
 
@@ -250,6 +256,11 @@ def test_a_filter_cannot_find_what_the_mask_hides(
     found = [
         len(api_as(role).get(f"/api/v1/queues/{queue.topic}/dlq/", dlq).json()["results"])
         for role in ("viewer", "admin")
+    ]
+    assert found == [0, 1]
+    records = f"/api/v1/clusters/local/topics/{queue.topic}/records/"
+    found = [
+        len(api_as(role).get(records, query).json()["records"]) for role in ("viewer", "admin")
     ]
     assert found == [0, 1]
     page = client_as("viewer").get(f"/queues/{queue.topic}/dlq/", dlq).content.decode()
@@ -323,6 +334,12 @@ def test_payloads_decoded_by_schema_are_masked_after_decoding(
     assert all('data-schema="decoded"' in page and CARD in page for page in decoded)
     decoded_for_viewer = html.unescape(viewer.get(pages[0]).content.decode())
     assert '"qty": 3' in decoded_for_viewer and '"name": "***"' in decoded_for_viewer
+    for topic, p, o in where:  # the API's renderings, as the browser's
+        url = f"/api/v1/clusters/local/topics/{topic}/records/{p}/{o}"
+        shown = {r["name"]: r for r in api_as("viewer").get(url).json()["renderings"]}
+        assert leaked(json.dumps(shown)) == [] and shown["schema"]["error"] == ""
+        assert '"***"' in shown["schema"]["text"] and "qty" in shown["schema"]["text"]
+        assert CARD in api_as("admin").get(url).json()["renderings"][0]["text"]
 
 
 def test_the_backoff_schedules_topic_holding_copies_is_masked_too(registered: Queue) -> None:

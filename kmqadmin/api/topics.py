@@ -73,7 +73,7 @@ class RecordPage(APIView):
             page = browsing.page(request.user, found, topic, seek, given, form.caps())
         except BadSeek as exc:
             raise ValidationError({"partition": [str(exc)]}) from None
-        body = asdict(page) | {"partitions": partitions, "records": _shown(page.records)}
+        body = asdict(page) | {"partitions": partitions, "records": record_fields(page.records)}
         return Response(s.RecordPageSerializer(body).data)
 
 
@@ -94,7 +94,7 @@ class RecordDetail(APIView):
         except BadSeek as exc:
             raise ValidationError({"partition": [str(exc)]}) from None
         body = {
-            "record": _shown([shown.record])[0],
+            "record": _record(shown.record),
             "renderings": [asdict(r) for r in shown.renderings],
             "masked": shown.masked,
         }
@@ -105,7 +105,8 @@ def _errors(form: BrowseForm) -> dict[str, list[str]]:
     return {field: [str(m) for m in messages] for field, messages in form.errors.items()}
 
 
-def _shown(records: list[BrowsedRecord]) -> list[dict]:
+def record_fields(records: list[BrowsedRecord]) -> list[dict]:
+    """Records in the answers' shape (RecordPageSerializer's), for the live tail too."""
     return [_record(r) for r in records]
 
 

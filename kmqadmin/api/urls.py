@@ -3,13 +3,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from kmqadmin.kmq import names
 
-from . import audit, dead_letters, groups, queues, schedules, share_groups, tasks, topics
+from . import audit, dead_letters, groups, queues, schedules, share_groups, tail, tasks, topics
 
 app_name = "api"
 
 TOPIC = rf"(?P<topic>{names.TOPIC_NAME})"
 # Ids come from producers: any character, a newline included, must resolve.
 ANY = r"[\s\S]+"
+CLUSTER_TOPIC = rf"^clusters/(?P<cluster>[-\w]+)/topics/{TOPIC}"
 GROUP = rf"^clusters/(?P<cluster>[-\w]+)/groups/(?P<kind>consumer|share)/(?P<group_id>{ANY})"
 
 urlpatterns = [
@@ -38,12 +39,13 @@ urlpatterns = [
     path("clusters/<slug:cluster>/groups/", groups.GroupList.as_view(), name="groups"),
     path("clusters/<slug:cluster>/topics/", topics.TopicList.as_view(), name="topics"),
     re_path(
-        rf"^clusters/(?P<cluster>[-\w]+)/topics/{TOPIC}/records/$",
+        rf"{CLUSTER_TOPIC}/records/$",
         topics.RecordPage.as_view(),
         name="records",
     ),
+    re_path(rf"{CLUSTER_TOPIC}/tail$", tail.TopicTail.as_view(), name="tail"),
     re_path(
-        rf"^clusters/(?P<cluster>[-\w]+)/topics/{TOPIC}/records/(?P<partition>[0-9]+)/(?P<offset>[0-9]+)$",
+        rf"{CLUSTER_TOPIC}/records/(?P<partition>[0-9]+)/(?P<offset>[0-9]+)$",
         topics.RecordDetail.as_view(),
         name="record",
     ),

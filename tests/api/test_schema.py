@@ -54,6 +54,8 @@ def token(kafka: EmbeddedBroker) -> str:
 def test_no_request_gets_a_server_error(case, token: str) -> None:
     if "topic" in (case.path_parameters or {}):
         case.path_parameters["topic"] = "fuzz"
+    if case.path.endswith("/tail"):  # a stream: followed for one second, not five minutes
+        case.query = (case.query or {}) | {"seconds": 1}
     case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=[not_a_server_error])
 
 
@@ -252,6 +254,13 @@ def test_every_documented_answer_matches_the_live_schema(
     one = "/api/v1/clusters/{cluster}/topics/{topic}/records/{partition}/{offset}"
     where = {"partition": first["partition"], "offset": first["offset"]}
     assert api.call("get", one, 200, **on_topic, **where)["record"] == first
+
+    # Its live tail, for a second: an event stream, not JSON (tests/api/test_tail.py reads one).
+    tail = "/api/v1/clusters/{cluster}/topics/{topic}/tail"
+    streamed = operator.get(tail.format(**on_topic), {"seconds": 1})
+    assert streamed.status_code == 200 and streamed["Content-Type"] == "text/event-stream"
+    assert b"event: end" in b"".join(streamed)  # the test client reads it synchronously
+    api.exercised.add(("get", tail))
 
     # What all of that left in the audit log, newest first, a page at a time.
     newest = api.call("get", "/api/v1/audit/", 200, query={"limit": 2})

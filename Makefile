@@ -21,7 +21,7 @@ JARS := .jars
 # beside the jars, shown only when it fails (scripts/quiet).
 MVN := scripts/quiet mvn -q -B
 
-.PHONY: run test chaos sqs-conformance lint format deps services browser clients java maven clean
+.PHONY: run test chaos sqs-conformance lint format deps services browser clients promtool java maven clean
 
 run: deps
 	$(BIN)/python manage.py kmq run
@@ -33,7 +33,7 @@ run: deps
 # Redis), its output kept until the suite is done; either failing fails.
 TEST_WORKERS ?= 3
 PRODUCTION_LOG := .pytest_cache/production.log
-test: deps lint services browser clients
+test: deps lint services browser clients promtool
 	@mkdir -p .pytest_cache
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 		$(BIN)/pytest -m production -p no:cacheprovider >$(PRODUCTION_LOG) 2>&1 & production=$$!; \
@@ -86,6 +86,12 @@ clients: $(SQS_NODE)/node_modules/.installed
 $(SQS_NODE)/node_modules/.installed: $(SQS_NODE)/package.json $(SQS_NODE)/package-lock.json
 	npm ci --prefix $(SQS_NODE) --no-audit --no-fund
 	touch $@
+
+# The alerting rules (prometheus/alerts.yml) are checked and unit-tested with
+# Debian's promtool (tests/test_alert_rules.py); the package brings the server too.
+promtool:
+	@command -v promtool >/dev/null || { $(SUDO) apt-get update -q && \
+		$(APT_INSTALL) --no-install-recommends prometheus; }
 
 # The browser tests drive Debian's chromium (Playwright cannot download one here).
 browser:

@@ -45,6 +45,9 @@ def test_prometheus_scrapes_the_web_and_every_workers_metrics_port(services: dic
     assert web["static_configs"][0]["targets"] == ["web:8000"]
     assert web["authorization"]["credentials_file"] == "/run/secrets/metrics_token"
     assert "metrics_token" in prometheus["secrets"]
+    rules = dict(volume.split(":")[:2] for volume in prometheus["volumes"][1:])
+    assert config["rule_files"] == ["alerts.yml"]
+    assert rules["./prometheus/alerts.yml"] == "/etc/prometheus/alerts.yml"
     worker = jobs["kmqadmin-worker"]["dns_sd_configs"][0]
     assert worker["names"] == ["worker"]
     assert worker["port"] == services["worker"]["environment"]["KMQ_WORKER_METRICS_PORT"]

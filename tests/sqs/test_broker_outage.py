@@ -110,8 +110,8 @@ def test_a_broker_away_gets_answers_not_500s_and_loses_no_message(
     assert sent <= set(deleted), f"lost: {sorted(sent - set(deleted))[:5]}"
     assert {b for b in deleted if not b.startswith(("before", "after"))} <= DURING
     assert max(deleted.values()) == 1, "a message came back after its delete was answered"
-    # Handed out before the stall and not deleted: each came back and was
-    # deleted, but the one deleted during the stall, if that was answered.
+    # Handed out before the outage and not deleted: each came back and was
+    # deleted, but the one deleted during the outage, if that was answered.
     undeleted = {m["Body"] for m in handed[1:]}
     assert undeleted <= set(deleted)
     if during["delete"][0] == "ok":

@@ -229,6 +229,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PayloadEncodingEnum": ["utf-8", "json", "base64"],
         "ShownEncodingEnum": ["utf-8", "base64", "hex"],
+        # A browsed record's key, value and header values.
+        "BytesEncodingEnum": ["utf-8", "base64"],
     },
 }
 

@@ -1,7 +1,7 @@
 """The REST API's live tail, for services: a topic's records written after
 the request, matching the browser's filters, as Server-Sent Events, each
 event one poll's records in the browse answer's shape. It follows exactly
-as the browser's live tail (console/live/following.py: masking, the rate
+as the browser's live tail (console/services/following.py: masking, the rate
 cap, the cap on tails open) and ends after ``seconds``, so that a client
 and a proxy both know when; follow on with a new request.
 
@@ -24,8 +24,8 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from kmqadmin.console.live.following import Following, TooMany
 from kmqadmin.console.models import Cluster
+from kmqadmin.console.services.following import Following, TooMany
 from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter

@@ -14,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.console.forms.browse import MAX_RECORDS, BrowseForm, browse_form
 from kmqadmin.console.models import Cluster
 from kmqadmin.console.services import browsing
+from kmqadmin.console.services.browse_query import MAX_RECORDS, BrowseForm, browse_form
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, number
 from kmqadmin.kafka.inspect.browse import BadSeek, BrowsedRecord
 

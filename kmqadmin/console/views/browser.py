@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from kmqadmin.kafka.inspect.browse import BadSeek
 
 from ..decorators import viewer
-from ..forms.browse import browse_form
 from ..models import Cluster
 from ..services import browsing
+from ..services.browse_query import browse_form
 from ..services.coordinates import MAX_OFFSET, MAX_PARTITION, number
 from ..services.record_actions import record_actions
 

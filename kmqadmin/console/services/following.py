@@ -28,8 +28,8 @@ from kmqadmin.kafka.inspect.record_filter import RecordFilter
 from kmqadmin.kafka.inspect.tail import Tail, TailBatch
 
 from ..models import Cluster
-from ..services.masking import topic_masking
-from ..services.roles import Role
+from .masking import topic_masking
+from .roles import Role
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,7 @@
-"""The topic browser's form: where to start, which way, and which records."""
+"""The topic browser's query, as a form: where to start, which way, and
+which records. The console's browser renders and reads it, and the API's
+records page reads its query parameters with it, so both take the same
+starts and filters and refuse the same bad ones."""
 
 from dataclasses import replace
 
@@ -8,7 +11,7 @@ from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kafka.inspect.browse import NEWEST, OLDEST, Caps, Seek
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 
-from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
+from .coordinates import MAX_OFFSET, MAX_PARTITION
 
 # No query: the newest records of the first partition; a query that leaves
 # them out: from the oldest, forward.

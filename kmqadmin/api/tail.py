@@ -30,10 +30,9 @@ from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 
-from .topics import record_fields
+from .topics import FILTERS, record_fields
 
 MAX_SECONDS = 3600
-FILTERS = ("key", "header", "contains", "json_path")
 
 
 class EventStream(BaseRenderer):
@@ -60,10 +59,7 @@ class TopicTail(APIView):
     @extend_schema(
         operation_id="clusters_topic_tail",
         parameters=[
-            OpenApiParameter("key", str, description="key contains"),
-            OpenApiParameter("header", str, description="NAME, or NAME=VALUE: a header has it"),
-            OpenApiParameter("contains", str, description="payload contains (UTF-8)"),
-            OpenApiParameter("json_path", str, description="a JSONPath the JSON payload matches"),
+            *FILTERS,
             OpenApiParameter(
                 "seconds", int, description=f"how long to follow, 1 to {MAX_SECONDS} (300)"
             ),
@@ -79,7 +75,7 @@ class TopicTail(APIView):
         params = request.query_params
         seconds = _seconds(params.get("seconds"))
         try:
-            given = RecordFilter.build(**{name: params.get(name, "") for name in FILTERS})
+            given = RecordFilter.build(**{f.name: params.get(f.name, "") for f in FILTERS})
         except FilterError as exc:
             raise ValidationError({exc.part: [str(exc)]}) from None
         following = _open(role_of(request.user), cluster, topic, given)

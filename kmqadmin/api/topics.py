@@ -4,7 +4,6 @@ the console's browser reads (console/services/browsing.py): masked for a
 masked audience, filtered over what it may see, decoded by the cluster's
 schema registry, and every read capped."""
 
-import base64
 from dataclasses import asdict
 
 from django.shortcuts import get_object_or_404
@@ -19,9 +18,17 @@ from kmqadmin.console.services import browsing
 from kmqadmin.console.services.browse_query import MAX_RECORDS, BrowseForm, browse_form
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, number
 from kmqadmin.kafka.inspect.browse import BadSeek, BrowsedRecord
+from kmqadmin.kmq.draft import text_or_base64
 
 from . import serializers as s
 
+# The browser's filters, for the records page and the live tail (tail.py).
+FILTERS = [
+    OpenApiParameter("key", str, description="key contains"),
+    OpenApiParameter("header", str, description="NAME, or NAME=VALUE: a header has it"),
+    OpenApiParameter("contains", str, description="payload contains (UTF-8)"),
+    OpenApiParameter("json_path", str, description="a JSONPath the JSON payload matches"),
+]
 SEEK = [
     OpenApiParameter("partition", int, description="the partition read (the first)"),
     OpenApiParameter(
@@ -39,10 +46,7 @@ SEEK = [
         description="backward: the records before the start, newest first",
     ),
     OpenApiParameter("limit", int, description=f"records, 1 to {MAX_RECORDS}"),
-    OpenApiParameter("key", str, description="key contains"),
-    OpenApiParameter("header", str, description="NAME, or NAME=VALUE: a header has it"),
-    OpenApiParameter("contains", str, description="payload contains (UTF-8)"),
-    OpenApiParameter("json_path", str, description="a JSONPath the JSON payload matches"),
+    *FILTERS,
 ]
 
 
@@ -133,10 +137,4 @@ def _record(record: BrowsedRecord) -> dict:
 
 
 def _bytes(data: bytes | None) -> tuple[str | None, str]:
-    """Text where it is UTF-8, else base64."""
-    if data is None:
-        return None, "utf-8"
-    try:
-        return data.decode(), "utf-8"
-    except UnicodeDecodeError:
-        return base64.b64encode(data).decode(), "base64"
+    return (None, "utf-8") if data is None else text_or_base64(data)

@@ -136,13 +136,19 @@ def _check_text(what: str, data: bytes | None) -> None:
         raise NotEditable(f"{what} is not UTF-8 text, so a form would change it") from None
 
 
+def text_or_base64(data: bytes) -> tuple[str, str]:
+    """``data`` as text where it is UTF-8, else base64, with which it is
+    ("utf-8" or "base64"): how every answer shows a payload's bytes."""
+    try:
+        return data.decode(), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(data).decode(), "base64"
+
+
 def as_text(found: Draft) -> dict:
     """A draft as a form shows it: the value as text where it is UTF-8,
     base64 where not; the key and header values as text."""
-    try:
-        value, encoding = found.value.decode(), "utf-8"
-    except UnicodeDecodeError:
-        value, encoding = base64.b64encode(found.value).decode(), "base64"
+    value, encoding = text_or_base64(found.value)
     return {
         "value": value,
         "encoding": encoding,

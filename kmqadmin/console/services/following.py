@@ -14,6 +14,7 @@ MAX_TAILS are open in a process, each a consumer with librdkafka's threads:
 
 import asyncio
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -36,7 +37,8 @@ log = logging.getLogger(__name__)
 POLL_S = 1.0  # one push at most per this: with Tail.rate, the rate cap
 MAX_TAILS = 32
 _pollers = ThreadPoolExecutor(MAX_TAILS, thread_name_prefix="tail")
-_open = 0  # tails open in this process; only the event loop's thread changes it
+_open = 0  # tails open in this process
+_open_lock = threading.Lock()  # an API tail served by WSGI opens and closes on threads of its own
 
 
 class TooMany(Exception):
@@ -69,18 +71,19 @@ class Following:
         """Cluster.DoesNotExist or TopicMissing for what is not there;
         KafkaSetupError or KafkaException when the cluster is unusable."""
         global _open
-        if _open >= MAX_TAILS:
-            raise TooMany(f"{MAX_TAILS} live tails are open in this process; close one")
-        _open += 1  # before the wait for Kafka, so that no two opens take one place
+        with _open_lock:  # taken before the wait for Kafka: no two opens take one place
+            if _open >= MAX_TAILS:
+                raise TooMany(f"{MAX_TAILS} live tails are open in this process; close one")
+            _open += 1
         try:
             return await database_sync_to_async(cls)(role, cluster_name, topic, given)
         except BaseException:
-            _open -= 1
+            _closed()
             raise
 
     async def next(self) -> Push:
-        """The next poll's matches, or what kept it from Kafka; waits
-        POLL_S at least between two."""
+        """One poll's matches (a poll waits up to POLL_S), or what kept it
+        from Kafka."""
         loop = asyncio.get_running_loop()
         try:
             batch = await loop.run_in_executor(_pollers, self._tail.poll, POLL_S)
@@ -95,8 +98,7 @@ class Following:
         return Push(self._masked(batch))
 
     async def close(self) -> None:
-        global _open
-        _open -= 1
+        _closed()
         await asyncio.get_running_loop().run_in_executor(_pollers, self._tail.close)
 
     def _matches(self, given: RecordFilter, record: KafkaMessage) -> bool:
@@ -107,3 +109,9 @@ class Following:
         if self.masking is None:
             return batch
         return TailBatch([self.masking.browsed(r) for r in batch.records], batch.skipped)
+
+
+def _closed() -> None:
+    global _open
+    with _open_lock:
+        _open -= 1

@@ -1,6 +1,5 @@
 """A DLQ letter as the console and the API show it, and redriving one."""
 
-import base64
 from collections.abc import Iterable
 
 from confluent_kafka import Message as KafkaMessage
@@ -12,7 +11,7 @@ from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kafka.inspect.payload_masking import MaskRules
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.dead_letters import LetterFilter
-from kmqadmin.kmq.draft import Draft, NotEditable, changes, check_size, of_record
+from kmqadmin.kmq.draft import Draft, NotEditable, changes, check_size, of_record, text_or_base64
 from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import AuditEntry, Queue
@@ -35,11 +34,8 @@ def letter_fields(letter: KafkaMessage) -> dict:
         record_headers = read_headers(letter) or []
     except UndecodableRecord as exc:
         return _undecodable_fields(exc)
-    value, encoding = letter.value(), "utf-8"
-    try:
-        shown_value = None if value is None else value.decode()
-    except UnicodeDecodeError:
-        shown_value, encoding = base64.b64encode(value).decode(), "base64"
+    value = letter.value()
+    shown_value, encoding = (None, "utf-8") if value is None else text_or_base64(value)
     return {
         "partition": letter.partition(),
         "offset": letter.offset(),

@@ -69,11 +69,17 @@ def start_web(settings: dict[str, str]) -> tuple[subprocess.Popen, int]:
 
 
 @pytest.fixture
-def tracked(web: Web, kafka: EmbeddedBroker) -> Iterator[tuple[str, str]]:
-    """A queue made over SQS with a 2 s visibility timeout, and its tracker."""
+def tracked(
+    web: Web, kafka: EmbeddedBroker, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, str]]:
+    """A queue made over SQS with a 2 s visibility timeout (or the seconds
+    an indirect parameter gives), and its tracker."""
     name = f"recv-{uuid.uuid4().hex[:8]}"
     boss = sqs(web, "boss")
-    url = boss.create_queue(QueueName=name, Attributes={"VisibilityTimeout": "2"})["QueueUrl"]
+    visibility = str(getattr(request, "param", 2))
+    url = boss.create_queue(QueueName=name, Attributes={"VisibilityTimeout": visibility})[
+        "QueueUrl"
+    ]
     tracker = RedeliveryTracker(QueueConfig(kafka.bootstrap_servers, name, f"{name}-workers"))
     tracker.start()
     try:

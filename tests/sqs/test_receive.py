@@ -187,6 +187,50 @@ def test_a_web_process_killed_holding_a_stock_loses_and_doubles_none(
     assert len(held) > len(handed), "the receiver held no stock when it was killed"
 
 
+@pytest.mark.parametrize("tracked", [30], indirect=True)
+def test_slow_workers_receiving_together_each_do_a_message_once(
+    web: Web, tracked: tuple[str, str]
+) -> None:
+    """Workers that take a while over each batch, their receives coming
+    together now and then: the receiver stocks for them and gives back what
+    they do not come for in time (a run here wrote 5 RETURN markers), to be
+    handed out again. No message is worked on twice, none is counted as
+    received more than once (none dead-lettered, then)."""
+    _, url = tracked
+    n, workers = 90, 3
+    send(sqs(web, "worker"), url, n)
+    done: Counter[str] = Counter()
+    counts: set[str] = set()
+    lock = threading.Lock()
+
+    def work(seed: int) -> None:
+        client = sqs(web, "worker")
+        while True:
+            with lock:
+                if len(done) >= n:
+                    return
+            answer = client.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=5, WaitTimeSeconds=1, **ALL
+            )
+            messages = answer.get("Messages", [])
+            time.sleep(0.2 + 0.3 * ((seed + len(messages)) % 3))  # the work itself: slow
+            with lock:
+                done.update(m["Body"] for m in messages)
+                counts.update(m["Attributes"]["ApproximateReceiveCount"] for m in messages)
+            for m in messages:
+                client.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not any(thread.is_alive() for thread in threads), f"done {len(done)} of {n}"
+    assert set(done) == {f"m{i}" for i in range(n)}
+    assert max(done.values()) == 1, [b for b, c in done.items() if c > 1]
+    assert counts == {"1"}
+
+
 def send(client: Any, url: str, n: int) -> None:
     for i in range(0, n, 10):
         entries = [{"Id": f"m{j}", "MessageBody": f"m{j}"} for j in range(i, i + 10)]

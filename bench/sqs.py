@@ -15,9 +15,12 @@ phase and for the two together (each message sent, received and deleted),
 and p50/p99 of every ReceiveMessage that found messages and of every
 DeleteMessageBatch. CPU per message twice: of the server process alone,
 and of the server's whole side (the machine's CPU less the clients'; ours:
-web process, broker and tracker). A ``--warmup`` round on the same queue
-first (our web process joins the queue's group on its first receive, the
-JVM compiles its hot paths) is not counted.
+web process, broker and tracker), and the clients'. ``cores_busy``: the
+cores the server side and clients kept busy together; near the machine's
+count, the run was bound by CPU, and only less CPU per message is faster.
+A ``--warmup`` round on the same queue first (our web process joins the
+queue's group on its first receive, the JVM compiles its hot paths) is not
+counted.
 
 Ours is one web process, as `make run` serves it, with the queue's
 redelivery tracker running in this process, as a worker runs it. The peer
@@ -195,6 +198,7 @@ class Phase:
     # The machine's CPU less the clients': the server's whole side (ours:
     # the web process, the broker and the tracker; ElasticMQ: its JVM).
     server_side_cpu_s: float
+    client_cpu_s: float
 
     @property
     def seconds(self) -> float:
@@ -207,7 +211,7 @@ def phase(pool: Pool, pid: int, task: Callable, args: list[tuple]) -> Phase:
     ended, server = time.monotonic(), cpu_seconds(pid) - server
     clients = sum(client_cpu for _, client_cpu in timed_results)
     side = machine_cpu_seconds() - machine - clients
-    return Phase(started, ended, server, [r for r, _ in timed_results], side)
+    return Phase(started, ended, server, [r for r, _ in timed_results], side, clients)
 
 
 class Clients:
@@ -258,6 +262,16 @@ def figures(count: int, sent: Phase, drained: Phase) -> dict:
         ),
         "server_side_cpu_ms_per_msg": round(
             (sent.server_side_cpu_s + drained.server_side_cpu_s) * 1000 / count, 3
+        ),
+        "client_cpu_ms_per_msg": round(
+            (sent.client_cpu_s + drained.client_cpu_s) * 1000 / count, 3
+        ),
+        # Of the machine's cores, how many were busy (server side and
+        # clients): near os.cpu_count(), the run was bound by CPU, not waits.
+        "cores_busy": round(
+            sum(p.server_side_cpu_s + p.client_cpu_s for p in (sent, drained))
+            / (sent.seconds + drained.seconds),
+            2,
         ),
     }
 

@@ -3,6 +3,8 @@ servers are driven through every phase, every message is received once
 and deleted, and the ratios and targets are computed from the figures
 printed beside them, so the benchmark cannot rot."""
 
+import os
+
 import pytest
 
 from tests.bench.runs import run_bench
@@ -18,6 +20,8 @@ SERVER_FIGURES = {
     "duplicates",
     "server_cpu_ms_per_msg",
     "server_side_cpu_ms_per_msg",
+    "client_cpu_ms_per_msg",
+    "cores_busy",
 }
 MESSAGES, CLIENTS = 200, 2
 
@@ -38,6 +42,9 @@ def test_a_small_run_drives_both_servers_and_compares_them(kafka) -> None:
         deletes = figures["delete_batch"]
         assert deletes["calls"] == found["calls"] and 0 < deletes["p50_ms"] <= deletes["p99_ms"]
         assert 0 < figures["server_cpu_ms_per_msg"] <= figures["server_side_cpu_ms_per_msg"]
+        assert figures["client_cpu_ms_per_msg"] > 0, figures
+        # Sampled from two clocks (/proc/stat, each process's): a little over is rounding.
+        assert 0 < figures["cores_busy"] <= os.cpu_count() * 1.1, figures
     ratios = report["ratios_ours_over_peer"]
     assert ratios["msgs_per_s"] == pytest.approx(ours["msgs_per_s"] / peer["msgs_per_s"], abs=0.01)
     p99 = ours["receive_found"]["p99_ms"]

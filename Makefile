@@ -14,8 +14,9 @@ VENDOR := static/vendor
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Jars from Maven Central (jvm/*/pom.xml): Apache Kafka for the embedded broker,
 # Spark's Kafka source for the pipeline's local session, and SoftwareMill kmq's
-# Java client for the tests that run it against ours (tests/peers), and ElasticMQ,
-# the SQS server bench/sqs.py holds our SQS endpoint to.
+# Java client for the tests that run it against ours (tests/peers), ElasticMQ,
+# the SQS server bench/sqs.py holds our SQS endpoint to, and Keycloak, the OIDC
+# tests' identity provider.
 JARS := .jars
 # Maven 3.8 prints colour resets even with -q -B: its output goes to a log
 # beside the jars, shown only when it fails (scripts/quiet).
@@ -109,7 +110,8 @@ maven: java
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
 deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/spark/.installed \
-	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed $(JARS)/elasticmq/.installed
+	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed $(JARS)/elasticmq/.installed \
+	$(JARS)/keycloak/.installed
 
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)
@@ -122,6 +124,18 @@ $(JARS)/schema-registry/.installed: jvm/schema-registry/pom.xml \
 		jvm/schema-registry/src/main/resources/application.properties | maven
 	rm -rf $(@D)
 	$(MVN) -f $< package -DskipTests -Dregistry.out=$(CURDIR)/$(@D)
+	touch $@
+
+# The OIDC tests' identity provider (jvm/keycloak/pom.xml): Keycloak's whole
+# distribution, unpacked so that bin/kc.sh is at .jars/keycloak/bin/kc.sh, then
+# built once here for its in-memory database. An unbuilt Keycloak rebuilds
+# itself into lib/quarkus/ as it starts (some 20 s); tests/keycloak.py starts
+# this build as it is (--optimized), so a run only reads the folder and test
+# sessions running at once can share it.
+$(JARS)/keycloak/.installed: jvm/keycloak/pom.xml | maven
+	rm -rf $(@D)
+	$(MVN) -f $< dependency:unpack -Dkeycloak.out=$(CURDIR)/$(@D)
+	scripts/quiet $(@D)/bin/kc.sh build --db=dev-mem
 	touch $@
 
 # PYTHONWARNINGS: setuptools' "Editable installation" box warns of folders

@@ -1,11 +1,11 @@
 """Which tests pytest-xdist must run on one worker (`--dist loadgroup`).
 
 A session fixture that starts a JVM or a whole `kmq run` (the console stack,
-the Schema Registry, Spark, the SASL_SSL broker, kmq's Java client) would be
-started again on every worker its tests reached: on two cores that costs more
-than the parallel run saves, and their start-up timeouts are what fails. So
-the tests of one such resource form one group. Every other test stays with the
-rest of its module, whose module fixtures then start once.
+the Schema Registry, Spark, the SASL_SSL broker, kmq's Java client, Keycloak)
+would be started again on every worker its tests reached: on two cores that
+costs more than the parallel run saves, and their start-up timeouts are what
+fails. So the tests of one such resource form one group. Every other test
+stays with the rest of its module, whose module fixtures then start once.
 """
 
 import pytest
@@ -17,6 +17,7 @@ RESOURCES = {
     "spark": "spark",
     "secure_kafka": "secure-kafka",
     "kmq_peer_classpath": "kmq-peer",
+    "keycloak": "keycloak",
 }
 # Modules that start Spark themselves (a streaming query in a child process).
 SPARK_MODULES = ("tests/pipeline/", "tests/console/test_analytics.py")

@@ -120,3 +120,55 @@ def sqs_encryption_key(value: str | None, data_dir: Path) -> str:
         path.write_text(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
         path.chmod(0o600)
     return path.read_text().strip()
+
+
+# Role names of console/services/roles.py; env.py cannot import Django models.
+SSO_ROLES = ("viewer", "operator", "admin")
+DEFAULT_SSO_ROLE_GROUPS = "kmq-viewers=viewer,kmq-operators=operator,kmq-admins=admin"
+LOCAL_LOGIN = ("on", "admins", "off")
+
+
+def sso_client(issuer: str, client_id: str, client_secret: str) -> tuple[str, str]:
+    """KMQ_OIDC_CLIENT_ID and _SECRET, required once KMQ_OIDC_ISSUER is set."""
+    if issuer and not issuer.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(
+            f"KMQ_OIDC_ISSUER {issuer!r} is not a URL: set it to the issuer your identity "
+            "provider names, e.g. https://sso.example.com/realms/acme"
+        )
+    needed = {"KMQ_OIDC_CLIENT_ID": client_id, "KMQ_OIDC_CLIENT_SECRET": client_secret}
+    for name, value in needed.items():
+        if issuer and not value:
+            raise ImproperlyConfigured(
+                f"KMQ_OIDC_ISSUER is set but {name} is not: set it to this application's "
+                "client at the identity provider"
+            )
+    return client_id, client_secret
+
+
+def sso_role_groups(value: str) -> dict[str, str]:
+    """KMQ_OIDC_ROLE_GROUPS, ``group=role`` pairs separated by commas: the
+    identity provider's groups that give each role here."""
+    pairs = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        group, _, role = (side.strip() for side in item.partition("="))
+        if not group or role not in SSO_ROLES:
+            raise ImproperlyConfigured(
+                f"KMQ_OIDC_ROLE_GROUPS: {item!r} is not group=role with a role of "
+                f"{', '.join(SSO_ROLES)}; e.g. {DEFAULT_SSO_ROLE_GROUPS}"
+            )
+        pairs[group] = role
+    return pairs
+
+
+def local_login(value: str, issuer: str) -> str:
+    """KMQ_LOCAL_LOGIN: who may log in with a password kept here."""
+    if value not in LOCAL_LOGIN:
+        raise ImproperlyConfigured(
+            f"KMQ_LOCAL_LOGIN is {value!r}: set it to on (everyone), admins (admins only, "
+            "everyone else through single sign-on) or off"
+        )
+    if value == "off" and not issuer:
+        raise ImproperlyConfigured(
+            "KMQ_LOCAL_LOGIN is off but KMQ_OIDC_ISSUER is not set: nobody could log in"
+        )
+    return value

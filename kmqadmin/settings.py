@@ -75,6 +75,32 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 
+# --- single sign-on with OpenID Connect (console/oidc/, docs/sso.md) ---------
+# Unset issuer: passwords only. Set: "Sign in with <provider>" on the login
+# page, and the API takes the provider's access tokens as bearer tokens.
+KMQ_OIDC_ISSUER = env.str("KMQ_OIDC_ISSUER", default="").rstrip("/")
+KMQ_OIDC_CLIENT_ID, KMQ_OIDC_CLIENT_SECRET = config.sso_client(
+    KMQ_OIDC_ISSUER,
+    env.str("KMQ_OIDC_CLIENT_ID", default=""),
+    env.str("KMQ_OIDC_CLIENT_SECRET", default=""),
+)
+KMQ_OIDC_PROVIDER_NAME = env.str("KMQ_OIDC_PROVIDER_NAME", default="single sign-on")
+KMQ_OIDC_GROUPS_CLAIM = env.str("KMQ_OIDC_GROUPS_CLAIM", default="groups")
+KMQ_OIDC_ROLE_GROUPS = config.sso_role_groups(
+    env.str("KMQ_OIDC_ROLE_GROUPS", default=config.DEFAULT_SSO_ROLE_GROUPS)
+)
+# The aud an access token must carry to be taken by the API.
+KMQ_OIDC_AUDIENCE = env.str("KMQ_OIDC_AUDIENCE", default="") or KMQ_OIDC_CLIENT_ID
+KMQ_LOCAL_LOGIN = config.local_login(env.str("KMQ_LOCAL_LOGIN", default="on"), KMQ_OIDC_ISSUER)
+# mozilla-django-oidc's own settings; its endpoints come from the issuer's
+# discovery document (console/oidc/provider.py), not from settings.
+OIDC_RP_SIGN_ALGO = env.str("KMQ_OIDC_SIGN_ALGO", default="RS256")
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = 5
+if KMQ_OIDC_ISSUER:
+    AUTHENTICATION_BACKENDS.append("kmqadmin.console.oidc.backend.SsoBackend")
+
 # --- the four external parts ---------------------------------------------
 KMQ_EMBEDDED_KAFKA_PORT = env.int("KMQ_EMBEDDED_KAFKA_PORT", config.DEFAULT_EMBEDDED_KAFKA_PORT)
 KAFKA_BOOTSTRAP_SERVERS, KAFKA_EMBEDDED = config.kafka_bootstrap_servers(
@@ -208,6 +234,8 @@ REST_FRAMEWORK = {
     # Token first: an anonymous caller gets 401 with WWW-Authenticate, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
+        # An identity provider's access token, when KMQ_OIDC_ISSUER is set.
+        "kmqadmin.console.oidc.bearer.BearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["kmqadmin.api.permissions.HasRole"],

@@ -74,3 +74,45 @@ def test_secret_key_is_generated_once(tmp_path: Path) -> None:
     assert len(first) >= 50
     assert env.secret_key("", tmp_path) == first
     assert env.secret_key("given", tmp_path) == "given"
+
+
+@pytest.mark.parametrize(
+    ("issuer", "client_id", "secret", "named"),
+    [
+        ("https://sso.example.com/realms/acme", "", "s", "KMQ_OIDC_CLIENT_ID"),
+        ("https://sso.example.com/realms/acme", "kmqadmin", "", "KMQ_OIDC_CLIENT_SECRET"),
+        ("sso.example.com", "kmqadmin", "s", "KMQ_OIDC_ISSUER"),
+    ],
+)
+def test_single_sign_on_names_the_missing_or_bad_variable(
+    issuer: str, client_id: str, secret: str, named: str
+) -> None:
+    with pytest.raises(ImproperlyConfigured, match=named):
+        env.sso_client(issuer, client_id, secret)
+
+
+def test_single_sign_on_is_off_without_an_issuer() -> None:
+    assert env.sso_client("", "", "") == ("", "")
+
+
+def test_role_groups_are_group_equals_role_pairs() -> None:
+    assert env.sso_role_groups(" ops = operator, leads=admin,ops2=operator ,") == {
+        "ops": "operator",
+        "leads": "admin",
+        "ops2": "operator",
+    }
+    for bad in ("ops=root", "=admin", "ops"):
+        with pytest.raises(ImproperlyConfigured, match="KMQ_OIDC_ROLE_GROUPS"):
+            env.sso_role_groups(bad)
+
+
+def test_local_login_takes_one_of_three_words() -> None:
+    issuer = "https://sso.example.com"
+    assert [env.local_login(v, issuer) for v in ("on", "admins", "off")] == ["on", "admins", "off"]
+    with pytest.raises(ImproperlyConfigured, match="KMQ_LOCAL_LOGIN"):
+        env.local_login("yes", issuer)
+
+
+def test_local_login_off_needs_single_sign_on() -> None:
+    with pytest.raises(ImproperlyConfigured, match="KMQ_OIDC_ISSUER is not set"):
+        env.local_login("off", "")

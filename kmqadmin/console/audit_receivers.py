@@ -25,7 +25,10 @@ User = get_user_model()
 
 @receiver(user_logged_in)
 def logged_in(sender: type, request: HttpRequest, user: AbstractBaseUser, **kwargs: Any) -> None:
-    audit.record(user, "login", user.get_username(), after=_client(request))
+    after = _client(request)
+    if getattr(user, "backend", "").endswith(".SsoBackend"):
+        after = {**(after or {}), "via": "single sign-on"}
+    audit.record(user, "login", user.get_username(), after=after)
 
 
 @receiver(user_login_failed)

@@ -2,18 +2,16 @@
 broker, driven by Debian's chromium through Playwright."""
 
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
+from tests.chromium import launched
 from tests.process import Run
-
-CHROMIUM = os.environ.get("KMQ_CHROMIUM", "/usr/bin/chromium")
 
 
 @dataclass(frozen=True)
@@ -47,15 +45,8 @@ def stack(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> It
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Per module: Playwright's sync API runs an event loop on this thread while
-    it is open, and Django refuses database calls from a thread with a running
-    loop; the worker's next module may be one that makes them."""
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(f"{CHROMIUM} not found: `make test` installs Debian's chromium (make browser)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+    with launched() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

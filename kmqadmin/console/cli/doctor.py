@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import requests
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -17,6 +18,7 @@ from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
 from kmqadmin.celery import app as celery_app
+from kmqadmin.console.oidc.provider import TIMEOUT_S, configured
 from kmqadmin.kafka.admin.share_groups import ShareGroupError, broker_limits
 from kmqadmin.kafka.admin.topics import admin_client, cluster_metadata, partition_counts
 from kmqadmin.kafka.client.errors import KafkaSetupError
@@ -91,6 +93,8 @@ def run_checks(extra_topics: Iterable[str] = ()) -> list[Check]:
     if database.ok:
         queues += registered_queues()
     checks = [database, check_channel_layer(), check_celery()]
+    if configured() is not None:
+        checks.append(check_sso())
     places = {(settings.KAFKA_BOOTSTRAP_SERVERS, None)} | {(q.bootstrap, q.cluster) for q in queues}
     for bootstrap, cluster in sorted(places, key=lambda place: (place[0], str(place[1] or ""))):
         found = [q for q in queues if (q.bootstrap, q.cluster) == (bootstrap, cluster)]
@@ -173,6 +177,21 @@ def check_celery() -> Check:
         conn.ensure_connection(max_retries=1, timeout=3)
         transport = conn.transport_cls
     return Check("celery", True, f"transport {transport} connects")
+
+
+@_guarded("sso", "check KMQ_OIDC_ISSUER: the URL your identity provider names as its issuer")
+def check_sso() -> Check:
+    """Discovery, and the keys tokens are checked on: what a sign-in and a
+    bearer token need of the provider before anyone tries one."""
+    provider = configured()
+    assert provider is not None
+    jwks_uri = provider.metadata()["jwks_uri"]
+    answer = requests.get(jwks_uri, timeout=TIMEOUT_S)
+    answer.raise_for_status()
+    keys = [key for key in answer.json().get("keys", []) if key.get("use", "sig") == "sig"]
+    if not keys:
+        raise RuntimeError(f"{jwks_uri} publishes no signing key")
+    return Check("sso", True, f"{provider.issuer}: discovery read, {len(keys)} signing keys")
 
 
 def check_kafka(

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from .views import Callback, SignIn
+
+# The names mozilla-django-oidc reverses.
+urlpatterns = [
+    path("authenticate/", SignIn.as_view(), name="oidc_authentication_init"),
+    path("callback/", Callback.as_view(), name="oidc_authentication_callback"),
+]

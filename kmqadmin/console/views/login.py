@@ -1,0 +1,73 @@
+"""The login page: a password kept here (as KMQ_LOCAL_LOGIN allows), and
+"Sign in with <provider>" when single sign-on is configured, with why it
+cannot be used right now when the provider does not answer."""
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from kmqadmin.console.oidc.provider import ProviderUnavailable, configured
+from kmqadmin.console.services.roles import Role, role_of
+
+TEMPLATE = "registration/login.html"
+
+
+class PasswordForm(AuthenticationForm):
+    """Django's login form, refusing whom KMQ_LOCAL_LOGIN leaves out."""
+
+    def clean(self) -> dict[str, Any]:
+        if settings.KMQ_LOCAL_LOGIN == "off":
+            raise forms.ValidationError(_elsewhere("Password login is switched off here."))
+        return super().clean()
+
+    def confirm_login_allowed(self, user: AbstractBaseUser) -> None:
+        super().confirm_login_allowed(user)
+        if settings.KMQ_LOCAL_LOGIN == "admins" and role_of(user) < Role.ADMIN:
+            raise forms.ValidationError(_elsewhere("Passwords here are for admins only."))
+
+
+def _elsewhere(why: str) -> str:
+    provider = configured()
+    return f"{why} Sign in with {provider.name}." if provider else why
+
+
+class Login(LoginView):
+    form_class = PasswordForm
+    template_name = TEMPLATE
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), **sso_context()}
+
+
+def sso_context(error: str = "") -> dict[str, Any]:
+    """What the login page shows of single sign-on: the button, and an error
+    (``error``, else why the provider cannot be used now)."""
+    provider = configured()
+    if provider is None:
+        return {"sso": None, "local_login": settings.KMQ_LOCAL_LOGIN}
+    if not error:
+        try:
+            provider.metadata()
+        except ProviderUnavailable as exc:
+            error = f"Sign-in with {provider.name} is unavailable: {exc}"
+    return {
+        "sso": {"name": provider.name, "error": error},
+        "local_login": settings.KMQ_LOCAL_LOGIN,
+    }
+
+
+def login_page(request: HttpRequest, error: str, status: int) -> HttpResponse:
+    """The login page with ``error``, for a sign-in that went wrong: the person
+    can read why, and an admin can still log in with a password."""
+    context = {
+        "form": PasswordForm(request),
+        "next": request.session.get("oidc_login_next") or "",
+        **sso_context(error),
+    }
+    return TemplateResponse(request, TEMPLATE, context, status=status)

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from kmqadmin.console.services import clients, letters
-from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, number
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.jobs import redrive_letters, start
 from kmqadmin.console.services.letter_filters import BadFilter
 from kmqadmin.console.services.letter_filters import letter_filter as parse_filter
@@ -26,7 +26,7 @@ from kmqadmin.kmq import LetterFilter
 from kmqadmin.kmq.draft import TooLarge
 
 from . import serializers as s
-from .paging import LIMIT, page_limit
+from .paging import LIMIT, bounded_int, page_limit
 from .queues import PayloadTooLarge, QueueAPIView
 
 FILTERS = [
@@ -50,14 +50,14 @@ class LetterList(QueueAPIView):
         masking = masking_for(request.user, queue)
         dead_letters = clients.dead_letters(queue.config())
         params = request.query_params
-        partition = _int(params, "partition", 0, MAX_PARTITION)
+        partition = bounded_int(params, "partition", 0, 0, MAX_PARTITION)
         partitions = dead_letters.partitions()
         if partition not in partitions:
             raise ValidationError({"partition": f"one of {partitions}"})
         page = dead_letters.page(
             partition,
             page_limit(request),
-            start=_int(params, "from", None, MAX_OFFSET),
+            start=bounded_int(params, "from", None, 0, MAX_OFFSET),
             match=masked_letter_filter(letter_filter(params), masking),
         )
         body = {
@@ -80,7 +80,7 @@ class BulkRedrive(QueueAPIView):
         background job; follow it at the returned status URL."""
         queue = self.queue(topic)
         params = request.query_params
-        partition = _int(params, "partition", 0, MAX_PARTITION)
+        partition = bounded_int(params, "partition", 0, 0, MAX_PARTITION)
         if partition not in clients.dead_letters(queue.config()).partitions():
             raise ValidationError({"partition": "no such DLQ partition"})
         match = letter_filter(params).to_json()
@@ -121,16 +121,6 @@ class Redrive(QueueAPIView):
 
 def _letter(found: KafkaMessage, masking: MaskRules | None) -> dict:
     return s.LetterSerializer(letters.letter_fields(letters.shown_letter(found, masking))).data
-
-
-def _int(params: Mapping[str, str], name: str, default: int | None, most: int) -> int | None:
-    text = params.get(name)
-    if text in (None, ""):
-        return default
-    try:
-        return number(text, most)
-    except ValueError as exc:
-        raise ValidationError({name: str(exc)}) from None
 
 
 def letter_filter(params: Mapping[str, str]) -> LetterFilter:

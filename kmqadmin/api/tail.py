@@ -30,6 +30,7 @@ from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 
+from .paging import bounded_int
 from .topics import FILTERS, record_fields
 
 MAX_SECONDS = 3600
@@ -73,7 +74,7 @@ class TopicTail(APIView):
     def get(self, request: Request, cluster: str, topic: str) -> StreamingHttpResponse:
         """Records written to the topic from now on, as Server-Sent Events."""
         params = request.query_params
-        seconds = _seconds(params.get("seconds"))
+        seconds = bounded_int(params, "seconds", 300, 1, MAX_SECONDS)
         try:
             given = RecordFilter.build(**{f.name: params.get(f.name, "") for f in FILTERS})
         except FilterError as exc:
@@ -85,18 +86,6 @@ class TopicTail(APIView):
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
         return response
-
-
-def _seconds(given: str | None) -> int:
-    if given in (None, ""):
-        return 300
-    try:
-        seconds = int(given)
-    except ValueError:
-        raise ValidationError({"seconds": ["not a number"]}) from None
-    if not 1 <= seconds <= MAX_SECONDS:
-        raise ValidationError({"seconds": [f"between 1 and {MAX_SECONDS}"]})
-    return seconds
 
 
 def _open(role: Role, cluster: str, topic: str, given: RecordFilter) -> Following:

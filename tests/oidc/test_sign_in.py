@@ -250,3 +250,9 @@ def _claims_of(segment: str) -> dict:
 
 def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def test_doctor_reads_the_issuers_discovery_and_keys(web: Web, keycloak: KeycloakServer) -> None:
+    answer = manage("kmq", "doctor", **web.settings)
+    [line] = [line for line in answer.stdout.splitlines() if " sso " in line]
+    assert line.startswith("  ok") and keycloak.issuer() in line and "signing keys" in line, line

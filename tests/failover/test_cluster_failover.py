@@ -21,8 +21,10 @@ import pytest
 from confluent_kafka import KafkaException
 
 from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.kafka.admin.broker_settings import broker_setting
 from kmqadmin.kafka.client import broker_watch
 from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
+from kmqadmin.kafka.ownership.transaction_timeout import CLEANUP_INTERVAL
 from kmqadmin.kmq import (
     Backoff,
     QueueClient,
@@ -132,6 +134,13 @@ class Timeline:
 
 
 @pytest.mark.django_db
+def test_each_nodes_setting_is_read_from_that_node(cluster: EmbeddedCluster) -> None:
+    """A DescribeConfigs may name one broker only: the owners' transaction
+    timeout reads the cleanup interval of all three, not Kafka's default."""
+    values = broker_setting(cluster.bootstrap_servers, {}, CLEANUP_INTERVAL, 10.0)
+    assert values == {1: "1000", 2: "1000", 3: "1000"}
+
+
 def test_leaders_of_the_queue_and_markers_killed_mid_work(
     cluster: EmbeddedCluster, queue: QueueConfig
 ) -> None:

@@ -17,9 +17,11 @@ def broker_setting(
     setting."""
     admin = admin_client(bootstrap_servers, kafka_config)
     brokers = admin.list_topics(timeout=timeout_s).brokers
-    resources = {node: ConfigResource(ResourceType.BROKER, str(node)) for node in brokers}
-    described = admin.describe_configs(list(resources.values()), request_timeout=timeout_s)
-    return {
-        node: described[resource].result(timeout_s)[name].value
-        for node, resource in resources.items()
-    }
+    # One call per broker, all in flight together: librdkafka refuses a
+    # DescribeConfigs naming two brokers ("Only one ConfigResource of type
+    # BROKER is allowed per call"), as each broker answers only for itself.
+    asked = {}
+    for node in brokers:
+        resource = ConfigResource(ResourceType.BROKER, str(node))
+        asked[node] = admin.describe_configs([resource], request_timeout=timeout_s)[resource]
+    return {node: future.result(timeout_s)[name].value for node, future in asked.items()}

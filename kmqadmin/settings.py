@@ -91,6 +91,9 @@ KMQ_OIDC_ROLE_GROUPS = config.sso_role_groups(
 )
 # The aud an access token must carry to be taken by the API.
 KMQ_OIDC_AUDIENCE = env.str("KMQ_OIDC_AUDIENCE", default="") or KMQ_OIDC_CLIENT_ID
+# An SSO session ends this long after its sign-in, busy or not: roles
+# removed at the provider are gone here by then.
+KMQ_OIDC_SESSION_S = env.int("KMQ_OIDC_SESSION_S", 3600)
 KMQ_LOCAL_LOGIN = config.local_login(env.str("KMQ_LOCAL_LOGIN", default="on"), KMQ_OIDC_ISSUER)
 # mozilla-django-oidc's own settings; its endpoints come from the issuer's
 # discovery document (console/oidc/provider.py), not from settings.

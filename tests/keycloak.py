@@ -98,11 +98,14 @@ class KeycloakServer:
         realm: str = "kmq",
         client_id: str = "kmqadmin",
         secret: str = "kmqadmin-secret",
+        kind: str = "access_token",
     ) -> str:
-        """An access token for ``username`` by the password grant (direct
-        access), which the realms' clients allow so tests need no browser."""
+        """A token for ``username`` by the password grant (direct access),
+        which the realms' clients allow so tests need no browser; ``kind``
+        "id_token" for the ID token that comes with it."""
         form = {
             "grant_type": "password",
+            "scope": "openid",
             "client_id": client_id,
             "username": username,
             "password": password,
@@ -115,7 +118,7 @@ class KeycloakServer:
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
-                return json.load(answer)["access_token"]
+                return json.load(answer)[kind]
         except urllib.error.HTTPError as refused:
             raise RuntimeError(
                 f"Keycloak refused {username}'s token: {refused.code} {refused.read().decode()}"

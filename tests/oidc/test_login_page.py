@@ -85,7 +85,32 @@ def test_a_callback_not_started_here_or_refused_there_says_so(unreachable: str, 
     text = answer.content.decode()
     assert "Sign-in with Acme SSO did not complete" in text
     if "error=" in query:
-        assert "Acme SSO said: cancelled" in text
+        assert "Acme SSO said access_denied" in text
+        assert "cancelled" not in text  # free text from a link is never shown
+
+
+def test_a_callback_with_an_error_does_not_log_out_whoever_opens_it(unreachable: str) -> None:
+    client, answer = log_in(with_password("admin"))
+    assert answer.status_code == 302
+    assert client.get("/oidc/callback/?error=access_denied").status_code == 400
+    assert client.get("/").status_code == 200  # still logged in
+
+
+def test_a_password_posted_with_a_code_in_the_url_is_a_password_login(unreachable: str) -> None:
+    """Not the provider's callback: a wrong password is a counted failure,
+    not a call to the provider (an error that would escape the count)."""
+    username = with_password("admin")
+    client = Client()
+    wrong = client.post(
+        "/accounts/login/?code=x&state=y", {"username": username, "password": "wrong"}
+    )
+    assert wrong.status_code == 200 and b"Please enter a correct username" in wrong.content
+    failed = AuditEntry.objects.filter(action="login", target=username, status="failed")
+    assert failed.count() == 1
+    right = client.post(
+        "/accounts/login/?code=x&state=y", {"username": username, "password": PASSWORD}
+    )
+    assert right.status_code == 302
 
 
 @pytest.mark.parametrize(
@@ -106,8 +131,12 @@ def test_local_login_follows_its_switch(
     assert (answer.status_code == 302) is let_in, answer.content.decode()[:800]
     if not let_in:
         text = answer.content.decode()
-        why = "switched off" if mode == "off" else "for admins only"
-        assert why in text and "Sign in with Acme SSO." in text
+        if mode == "off":
+            assert "switched off" in text and "Sign in with Acme SSO." in text
+        else:  # the words of a wrong password: the answer says nothing of the password
+            assert "Please enter a correct username" in text and "Admins only" in text
+            failed = AuditEntry.objects.filter(action="login", target=username, status="failed")
+            assert failed.count() == 1
         assert client.get("/").status_code == 302  # still not logged in
         if mode == "off":
             assert b'name="password"' not in Client().get("/accounts/login/").content

@@ -169,6 +169,38 @@ def test_a_group_removed_at_keycloak_is_the_role_removed_at_the_next_sign_in(
         keycloak.add_to_group("carol", "kmq-admins")
 
 
+def test_a_callback_with_a_state_or_code_not_ours_is_a_400(page: Page, web: Web) -> None:
+    page.goto("/oidc/authenticate/")
+    page.wait_for_url(lambda url: "/realms/kmq/" in url)
+    state = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["state"][0]
+    wrong_state = page.goto(f"{web.url}/oidc/callback/?code=made-up&state=not-{state}")
+    assert wrong_state is not None and wrong_state.status == 400
+    assert "did not verify" in page.locator("main").inner_text()
+    page.goto("/oidc/authenticate/")
+    page.wait_for_url(lambda url: "/realms/kmq/" in url)
+    state = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["state"][0]
+    made_up = page.goto(f"{web.url}/oidc/callback/?code=made-up&state={state}")
+    assert made_up is not None and made_up.status == 400
+    assert "Keycloak refused it (HTTP 400)" in page.locator("main").inner_text()
+
+
+def test_a_session_from_keycloak_ends_at_a_fixed_time(page: Page, web: Web) -> None:
+    """Busy or not (every request saves the session), so roles removed at
+    Keycloak are gone here within KMQ_OIDC_SESSION_S."""
+    sign_in(page, web, "dave")
+    first = _session_expiry(page)
+    signed_in_at = time.time()
+    assert signed_in_at + 3500 < first < signed_in_at + 3700
+    wait_for(lambda: time.time() > signed_in_at + 2, 5, "two seconds on")
+    page.goto("/queues/")
+    assert _session_expiry(page) == pytest.approx(first, abs=1)
+
+
+def _session_expiry(page: Page) -> float:
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "sessionid"]
+    return cookie["expires"]
+
+
 def test_passwords_are_for_admins_only_here(page: Page, web: Web) -> None:
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill("root")
@@ -205,7 +237,6 @@ def test_an_expired_token_is_401(web: Web, keycloak: KeycloakServer) -> None:
     token = keycloak.token(
         "alice", "alice-password", client_id="short-lived", secret="short-lived-secret"
     )
-    assert api(web, token).status_code == 200
     expires = _claims(token)["exp"]
     wait_for(lambda: time.time() > expires + 1, 10, "the token's expiry")
     answer = api(web, token)
@@ -232,6 +263,24 @@ def test_a_token_signed_with_other_keys_under_our_issuer_is_401(
     answer = api(web, forged)
     assert answer.status_code == 401, answer.text
     assert "did not verify" in answer.json()["detail"]
+
+
+def test_a_token_of_ours_with_its_claims_changed_is_401(web: Web, keycloak: KeycloakServer) -> None:
+    """Our realm's key id, so the key is found: only the signature check
+    can refuse it."""
+    header, payload, signature = keycloak.token("dave", "dave-password").split(".")
+    claims = {**_claims_of(payload), "groups": ["kmq-admins"]}
+    forged = ".".join([header, _b64(json.dumps(claims).encode()), signature])
+    answer = api(web, forged)
+    assert answer.status_code == 401, answer.text
+    assert "Signature verification failed" in answer.json()["detail"]
+
+
+def test_an_id_token_is_not_an_access_token(web: Web, keycloak: KeycloakServer) -> None:
+    token = keycloak.token("alice", "alice-password", kind="id_token")
+    assert _claims(token)["aud"] == "kmqadmin"  # the audience check alone would take it
+    answer = api(web, token)
+    assert answer.status_code == 401 and "ID token" in answer.json()["detail"], answer.text
 
 
 @pytest.mark.parametrize("token", ["not-a-jwt", "a.b.c", "x y"])

@@ -26,9 +26,14 @@ class SsoBackend(OIDCAuthenticationBackend):
         self.provider: Provider | None = configured()
 
     def authenticate(self, request: HttpRequest | None, **kwargs: Any) -> AbstractBaseUser | None:
-        if request is None or self.provider is None or "code" not in request.GET:
+        """Only the callback's call, which alone passes the nonce: a password
+        login posted to a URL with ?code= must not reach the provider (its
+        errors would escape authenticate() before the failed attempt is
+        counted, an unthrottled password oracle)."""
+        if request is None or self.provider is None or "nonce" not in kwargs:
             return None
         metadata = self.provider.metadata()  # ProviderUnavailable goes up to the view
+        self.issuer = metadata["issuer"]
         self.OIDC_OP_TOKEN_ENDPOINT = metadata["token_endpoint"]
         self.OIDC_OP_USER_ENDPOINT = metadata["userinfo_endpoint"]
         self.OIDC_OP_JWKS_ENDPOINT = metadata["jwks_uri"]
@@ -49,7 +54,7 @@ class SsoBackend(OIDCAuthenticationBackend):
                 key,
                 algorithms=[self.OIDC_RP_SIGN_ALGO],
                 audience=self.provider.client_id,
-                issuer=self.provider.issuer,
+                issuer=self.issuer,
                 options={"require": ["exp", "iat", "iss", "aud", "sub"]},
             )
         except jwt.PyJWTError as exc:

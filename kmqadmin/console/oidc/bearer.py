@@ -73,26 +73,37 @@ def verified(provider: Provider, token: str) -> dict[str, Any]:
         unverified = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError as exc:
         raise exceptions.AuthenticationFailed(f"The bearer token is not a JWT: {exc}") from exc
-    if unverified.get("iss") != provider.issuer:
-        raise exceptions.AuthenticationFailed(
-            f"The bearer token was issued by {unverified.get('iss')!r}, not by {provider.issuer}."
-        )
     try:
-        jwks_uri = provider.metadata()["jwks_uri"]
+        metadata = provider.metadata()
     except ProviderUnavailable as exc:
         raise ProviderDown(f"The identity provider cannot be used now: {exc}") from exc
+    issuer = metadata["issuer"]  # exactly as the provider writes it in its tokens
+    if unverified.get("iss") != issuer:
+        raise exceptions.AuthenticationFailed(
+            f"The bearer token was issued by {unverified.get('iss')!r}, not by {issuer}."
+        )
+    if _is_id_token(unverified):
+        raise exceptions.AuthenticationFailed(
+            "The bearer token is an ID token, which says who signed in to an application; "
+            "send an access token."
+        )
     try:
-        key = _keys(jwks_uri).get_signing_key_from_jwt(token)
+        key = _keys(metadata["jwks_uri"]).get_signing_key_from_jwt(token)
+    except jwt.PyJWKClientConnectionError as exc:
+        raise ProviderDown(f"The identity provider's keys cannot be read: {exc}") from exc
+    except (ValueError, OSError) as exc:  # PyJWT lets a page that is not JSON, or a reset, by
+        raise ProviderDown(f"The identity provider's keys cannot be read: {exc!r}") from exc
+    except jwt.PyJWTError as exc:
+        raise exceptions.AuthenticationFailed(f"The bearer token did not verify: {exc}") from exc
+    try:
         return jwt.decode(
             token,
             key,
             algorithms=ALGORITHMS,
             audience=provider.audience,
-            issuer=provider.issuer,
+            issuer=issuer,
             options={"require": ["exp", "iat", "iss", "aud", "sub"]},
         )
-    except jwt.PyJWKClientConnectionError as exc:
-        raise ProviderDown(f"The identity provider's keys cannot be read: {exc}") from exc
     except jwt.ExpiredSignatureError as exc:
         raise exceptions.AuthenticationFailed("The bearer token has expired.") from exc
     except jwt.InvalidAudienceError as exc:
@@ -101,6 +112,13 @@ def verified(provider: Provider, token: str) -> dict[str, Any]:
         ) from exc
     except jwt.PyJWTError as exc:
         raise exceptions.AuthenticationFailed(f"The bearer token did not verify: {exc}") from exc
+
+
+def _is_id_token(claims: dict[str, Any]) -> bool:
+    """An ID token's aud is the client too, so the audience check alone
+    would take it: Keycloak marks it typ ID, and only ID tokens carry the
+    code flow's nonce or an access token's hash (OpenID Connect Core §2)."""
+    return claims.get("typ") == "ID" or "nonce" in claims or "at_hash" in claims
 
 
 _clients: dict[str, jwt.PyJWKClient] = {}

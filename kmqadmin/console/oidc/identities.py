@@ -3,7 +3,8 @@ subject, made at the first sign-in, with the role their groups give now.
 
 The browser's sign-in (backend.py) and the API's bearer tokens (bearer.py)
 both come through signed_in, so a group removed at the provider is a role
-removed here at that person's next sign-in or API call. Role changes are
+removed here at that person's next sign-in or bearer call (and a browser
+session signs in again KMQ_OIDC_SESSION_S after it began: views.py). Role changes are
 audited as every role change is (audit_receivers.roles_changed)."""
 
 from collections.abc import Mapping
@@ -12,9 +13,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from kmqadmin.console.models import SsoIdentity
+from kmqadmin.console.services import audit
 from kmqadmin.console.services.roles import GROUPS
 
 from .provider import Provider
@@ -45,6 +47,20 @@ def signed_in(provider: Provider, claims: Mapping[str, Any]) -> AbstractBaseUser
     if not isinstance(subject, str) or not subject:
         raise Refused(f"{provider.name} did not say who you are (no sub claim).")
     role = role_of_claims(provider, claims)
+    try:
+        user = _linked(provider, claims, subject, role)
+    except IntegrityError:  # a first sign-in in two requests at once: the other made the user
+        user = _linked(provider, claims, subject, role)
+    if role is None:
+        raise Refused(_no_role(provider, claims))
+    if not user.is_active:
+        raise Refused(f"Your account {user.get_username()} is deactivated here: ask an admin.")
+    return user
+
+
+def _linked(
+    provider: Provider, claims: Mapping[str, Any], subject: str, role: str | None
+) -> AbstractBaseUser:
     with transaction.atomic():
         identity = (
             SsoIdentity.objects.select_related("user")
@@ -56,10 +72,6 @@ def signed_in(provider: Provider, claims: Mapping[str, Any]) -> AbstractBaseUser
         user = identity.user if identity else _new_user(provider, claims, subject)
         _copy_profile(user, claims)
         set_role(user, role)
-    if role is None:
-        raise Refused(_no_role(provider, claims))
-    if not user.is_active:
-        raise Refused(f"Your account {user.get_username()} is deactivated here: ask an admin.")
     return user
 
 
@@ -83,6 +95,9 @@ def _new_user(provider: Provider, claims: Mapping[str, Any], subject: str) -> Ab
         )
     user = users.objects.create_user(username)  # no password: it signs in at the provider
     SsoIdentity.objects.create(user=user, issuer=provider.issuer, subject=subject)
+    audit.record(
+        None, "sso user created", username, after={"issuer": provider.issuer, "subject": subject}
+    )
     return user
 
 

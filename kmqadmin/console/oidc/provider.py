@@ -57,18 +57,32 @@ def configured() -> Provider | None:
 
 
 class _Discovery:
-    """Documents by issuer, each with when it was read, or why it could not be."""
+    """Documents by issuer, each with when it was read, or why it could not be.
+
+    No request waits on another's read: while one refreshes a document, the
+    others go on with the one known (a slow provider slows one request per
+    interval, not the login page for everyone)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._known: dict[str, tuple[float, dict[str, Any] | ProviderUnavailable]] = {}
+        self._reading: set[str] = set()
 
     def get(self, issuer: str) -> dict[str, Any]:
         with self._lock:
             read_at, found = self._known.get(issuer, (float("-inf"), None))
             fresh_for = RETRY_S if isinstance(found, ProviderUnavailable) else KEEP_S
-            if found is None or time.monotonic() - read_at > fresh_for:
+            refresh = time.monotonic() - read_at > fresh_for and issuer not in self._reading
+            if refresh:
+                self._reading.add(issuer)
+        if refresh or found is None:  # none known yet: this request cannot go on without it
+            try:
                 found = _read(issuer)
+            finally:
+                if refresh:
+                    with self._lock:
+                        self._reading.discard(issuer)
+            with self._lock:
                 self._known[issuer] = (time.monotonic(), found)
         if isinstance(found, ProviderUnavailable):
             raise found
@@ -94,7 +108,9 @@ def _read(issuer: str) -> dict[str, Any] | ProviderUnavailable:
         return ProviderUnavailable(f"{url} did not answer: {_reason(exc)}")
     except ValueError:
         return ProviderUnavailable(f"{url} answered with something that is not JSON")
-    if not isinstance(document, dict) or any(not document.get(k) for k in NEEDED):
+    if not isinstance(document, dict) or any(
+        not isinstance(document.get(k), str) or not document[k] for k in NEEDED
+    ):
         return ProviderUnavailable(f"{url} lacks one of {', '.join(NEEDED)}")
     if document["issuer"].rstrip("/") != issuer:
         # OpenID Connect Discovery 1.0 §4.3: a mismatch must not be used.

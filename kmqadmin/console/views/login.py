@@ -6,8 +6,9 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.signals import user_login_failed
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -22,14 +23,24 @@ class PasswordForm(AuthenticationForm):
     """Django's login form, refusing whom KMQ_LOCAL_LOGIN leaves out."""
 
     def clean(self) -> dict[str, Any]:
-        if settings.KMQ_LOCAL_LOGIN == "off":
+        mode = settings.KMQ_LOCAL_LOGIN
+        if mode == "off":
             raise forms.ValidationError(_elsewhere("Password login is switched off here."))
+        username = self.cleaned_data.get("username")
+        if mode == "admins" and username and not _is_admin(username):
+            # Refused before the password is looked at, in the words a wrong
+            # password gets: the answer tells nothing of the password, and the
+            # attempt is counted (audit, lockout) as a failed login.
+            user_login_failed.send(
+                sender=__name__, credentials={"username": username}, request=self.request
+            )
+            raise self.get_invalid_login_error()
         return super().clean()
 
-    def confirm_login_allowed(self, user: AbstractBaseUser) -> None:
-        super().confirm_login_allowed(user)
-        if settings.KMQ_LOCAL_LOGIN == "admins" and role_of(user) < Role.ADMIN:
-            raise forms.ValidationError(_elsewhere("Passwords here are for admins only."))
+
+def _is_admin(username: str) -> bool:
+    user = get_user_model().objects.filter(username=username).first()
+    return user is not None and role_of(user) >= Role.ADMIN
 
 
 def _elsewhere(why: str) -> str:

@@ -8,6 +8,7 @@ import pytest
 
 from kmqadmin.celery import app as celery_app
 from kmqadmin.console.services import clients
+from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
 
 # Fixtures more than one folder uses; a folder's conftest may override one
 # (the console and API tests serve a registered ``queue``).
@@ -33,6 +34,15 @@ def kept_clients_per_test() -> Iterator[None]:
     uses select()."""
     yield
     clients.close()
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[EmbeddedCluster]:
+    """A 3-node KRaft cluster as production runs one (replication 3,
+    min.insync.replicas 2), for the session: three JVMs cost a start each.
+    A test that kills a node starts it again before it ends."""
+    with EmbeddedCluster(3) as started:
+        yield started
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ RESOURCES = {
     "spark": "spark",
     "secure_kafka": "secure-kafka",
     "kmq_peer_classpath": "kmq-peer",
+    "cluster": "cluster",
     "keycloak": "keycloak",
 }
 # Modules that start Spark themselves (a streaming query in a child process).

@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import KafkaException
@@ -40,12 +40,6 @@ from tests.process import wait_for
 
 MESSAGES = 2000
 DROPPED = 0.1  # of deliveries never acked: redelivered after their timeout
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(3) as started:
-        yield started
 
 
 @pytest.fixture
@@ -133,7 +127,6 @@ class Timeline:
         self.note("restarted", node=node)
 
 
-@pytest.mark.django_db
 def test_each_nodes_setting_is_read_from_that_node(cluster: EmbeddedCluster) -> None:
     """A DescribeConfigs may name one broker only: the owners' transaction
     timeout reads the cleanup interval of all three, not Kafka's default."""
@@ -141,6 +134,7 @@ def test_each_nodes_setting_is_read_from_that_node(cluster: EmbeddedCluster) -> 
     assert values == {1: "1000", 2: "1000", 3: "1000"}
 
 
+@pytest.mark.django_db
 def test_leaders_of_the_queue_and_markers_killed_mid_work(
     cluster: EmbeddedCluster, queue: QueueConfig
 ) -> None:

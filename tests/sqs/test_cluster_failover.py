@@ -10,11 +10,9 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from botocore.exceptions import ClientError
 from confluent_kafka import Producer
 
@@ -25,19 +23,17 @@ from tests.sqs.clients import Web, sqs
 from tests.sqs.conftest import set_up, start_web
 
 PARTITIONS = 12
-SENT_BY_SQS = 300
-SENT_BY_JAVA_STYLE = 300
-VISIBILITY_S = 20  # past a leader election (seconds) and the group's move after it
+SENT_BY_SQS = 200
+SENT_BY_JAVA_STYLE = 200
+# Past the leader elections and the group's move after a kill: a message
+# polled as the node died has its start marker stamped then, and one handed
+# out past its visibility timeout may also be redelivered by the tracker (at
+# least once, as docs/sqs.md says). 12 s was not enough here, 20 s was.
+VISIBILITY_S = 30
 WIDEN = (
     "from kmqadmin.console.models import Queue; "
     "Queue.objects.filter(topic={name!r}).update(partitions={n})"
 )
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(3) as started:
-        yield started
 
 
 def test_a_node_killed_mid_drain_loses_nothing_and_returns_only_what_was_not_deleted(
@@ -64,8 +60,11 @@ def test_a_node_killed_mid_drain_loses_nothing_and_returns_only_what_was_not_del
         wait_for(lambda: drained.once() and len(drained.deleted) >= len(sent) // 3, 120, "a third")
         killed = cluster.leader(name, 0)
         cluster.kill(killed)
-        wait_for(lambda: drained.once() and set(drained.deleted) >= sent, 180, "every message")
-        drained.until(time.monotonic() + VISIBILITY_S + 2)  # what comes back comes back by then
+        try:
+            wait_for(lambda: drained.once() and set(drained.deleted) >= sent, 180, "all")
+            drained.until(time.monotonic() + VISIBILITY_S + 2)  # what comes back, by then
+        finally:
+            cluster.restart(killed)  # the session's cluster: whole for the next test
     finally:
         tracker.stop()
         kill9(process)

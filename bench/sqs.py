@@ -37,6 +37,7 @@ import argparse
 import multiprocessing
 import os
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -185,38 +186,77 @@ def timed(task: Callable, *args: Any) -> tuple[Any, float]:
     return task(*args), time.process_time() - started
 
 
+SAMPLE_S = 0.02
+
+
+class CpuSamples:
+    """The machine's CPU and the server process's, every SAMPLE_S while a
+    phase runs: read at the phase's own end, which for a drain is its last
+    delete, not the moment the clients' last long polls come back empty."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.samples = [self._sample()]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(self._sample())
+
+    def at(self, when: float) -> tuple[float, float]:
+        """(machine, server) CPU seconds as last sampled by ``when``."""
+        taken = [s for s in self.samples if s[0] <= when] or self.samples[:1]
+        return taken[-1][1], taken[-1][2]
+
+    def _run(self) -> None:
+        while not self._stop.wait(SAMPLE_S):
+            self.samples.append(self._sample())
+
+    def _sample(self) -> tuple[float, float, float]:
+        return time.monotonic(), machine_cpu_seconds(), cpu_seconds(self.pid)
+
+
 @dataclass
 class Phase:
     """A phase run on every client at once: when it started and ended
-    (time.monotonic, one clock for every process of the machine), the
-    server's CPU, and each client's result."""
+    (time.monotonic, one clock for every process of the machine), each
+    client's result and CPU, and the machine's and server's CPU samples."""
 
     started: float
     ended: float
-    server_cpu_s: float
     results: list[Any]
-    # The machine's CPU less the clients': the server's whole side (ours:
-    # the web process, the broker and the tracker; ElasticMQ: its JVM).
-    server_side_cpu_s: float
     client_cpu_s: float
-    # The span the CPU figures cover (a drain's ``ended`` is moved back to
-    # its last delete after: the machine's CPU was read later than that).
-    cpu_span_s: float
+    cpu: CpuSamples
 
     @property
     def seconds(self) -> float:
         return self.ended - self.started
 
+    @property
+    def machine_cpu_s(self) -> float:
+        return self.cpu.at(self.ended)[0] - self.cpu.at(self.started)[0]
+
+    @property
+    def server_cpu_s(self) -> float:
+        return self.cpu.at(self.ended)[1] - self.cpu.at(self.started)[1]
+
+    @property
+    def server_side_cpu_s(self) -> float:
+        """The machine's CPU less the clients': the server's whole side (ours:
+        the web process, the broker and the tracker; ElasticMQ: its JVM)."""
+        return self.machine_cpu_s - self.client_cpu_s
+
 
 def phase(pool: Pool, pid: int, task: Callable, args: list[tuple]) -> Phase:
-    server, machine, started = cpu_seconds(pid), machine_cpu_seconds(), time.monotonic()
+    cpu, started = CpuSamples(pid), time.monotonic()
     timed_results = pool.starmap(timed, [(task, *a) for a in args])
-    ended, server = time.monotonic(), cpu_seconds(pid) - server
-    machine = machine_cpu_seconds() - machine
-    span = time.monotonic() - started
+    ended = time.monotonic()
+    cpu.stop()
     clients = sum(client_cpu for _, client_cpu in timed_results)
-    results = [r for r, _ in timed_results]
-    return Phase(started, ended, server, results, machine - clients, clients, span)
+    return Phase(started, ended, [r for r, _ in timed_results], clients, cpu)
 
 
 class Clients:
@@ -274,8 +314,7 @@ def figures(count: int, sent: Phase, drained: Phase) -> dict:
         # Of the machine's cores, how many were busy (server side and
         # clients): near os.cpu_count(), the run was bound by CPU, not waits.
         "cores_busy": round(
-            sum(p.server_side_cpu_s + p.client_cpu_s for p in (sent, drained))
-            / (sent.cpu_span_s + drained.cpu_span_s),
+            (sent.machine_cpu_s + drained.machine_cpu_s) / (sent.seconds + drained.seconds),
             2,
         ),
     }

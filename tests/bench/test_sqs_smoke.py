@@ -43,10 +43,10 @@ def test_a_small_run_drives_both_servers_and_compares_them(kafka) -> None:
         assert deletes["calls"] == found["calls"] and 0 < deletes["p50_ms"] <= deletes["p99_ms"]
         assert 0 < figures["server_cpu_ms_per_msg"] <= figures["server_side_cpu_ms_per_msg"]
         assert figures["client_cpu_ms_per_msg"] > 0, figures
-        # The machine's CPU over the span it was read in (other tests' too,
-        # beside this one): never more than its cores, but for the jiffies'
-        # rounding.
-        assert 0 < figures["cores_busy"] <= os.cpu_count() * 1.1, figures
+        # The machine's CPU (other tests' too, beside this one) over the
+        # phases: never more than its cores, but for the kernel counting CPU
+        # in hundredths of a second per core, over phases of tenths here.
+        assert 0 < figures["cores_busy"] <= os.cpu_count() + 0.5, figures
     ratios = report["ratios_ours_over_peer"]
     assert ratios["msgs_per_s"] == pytest.approx(ours["msgs_per_s"] / peer["msgs_per_s"], abs=0.01)
     p99 = ours["receive_found"]["p99_ms"]

@@ -170,18 +170,21 @@ def test_a_group_removed_at_keycloak_is_the_role_removed_at_the_next_sign_in(
 
 
 def test_a_callback_with_a_state_or_code_not_ours_is_a_400(page: Page, web: Web) -> None:
-    page.goto("/oidc/authenticate/")
-    page.wait_for_url(lambda url: "/realms/kmq/" in url)
-    state = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["state"][0]
+    state = started_sign_in(page)
     wrong_state = page.goto(f"{web.url}/oidc/callback/?code=made-up&state=not-{state}")
     assert wrong_state is not None and wrong_state.status == 400
     assert "did not verify" in page.locator("main").inner_text()
-    page.goto("/oidc/authenticate/")
-    page.wait_for_url(lambda url: "/realms/kmq/" in url)
-    state = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["state"][0]
+    state = started_sign_in(page)
     made_up = page.goto(f"{web.url}/oidc/callback/?code=made-up&state={state}")
     assert made_up is not None and made_up.status == 400
     assert "Keycloak refused it (HTTP 400)" in page.locator("main").inner_text()
+
+
+def started_sign_in(page: Page) -> str:
+    """A sign-in begun here and left at Keycloak's form: the state it carries."""
+    page.goto("/oidc/authenticate/")
+    page.wait_for_url(lambda url: "/realms/kmq/" in url)
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["state"][0]
 
 
 def test_a_session_from_keycloak_ends_at_a_fixed_time(page: Page, web: Web) -> None:

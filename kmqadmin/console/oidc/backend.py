@@ -18,8 +18,8 @@ from .provider import Provider, configured
 
 class SsoBackend(OIDCAuthenticationBackend):
     """Django builds every backend for every authenticate() call, a password
-    login's too: nothing here may reach the provider until a callback with a
-    code comes, so a provider that is down never breaks local login."""
+    login's too: nothing here reaches the provider but the callback's call,
+    so a provider that is down never breaks local login."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.UserModel = get_user_model()

@@ -3,9 +3,9 @@ subject, made at the first sign-in, with the role their groups give now.
 
 The browser's sign-in (backend.py) and the API's bearer tokens (bearer.py)
 both come through signed_in, so a group removed at the provider is a role
-removed here at that person's next sign-in or bearer call (and a browser
-session signs in again KMQ_OIDC_SESSION_S after it began: views.py). Role changes are
-audited as every role change is (audit_receivers.roles_changed)."""
+removed here at that person's next sign-in or bearer call (a browser session
+signs in again KMQ_OIDC_SESSION_S after it began: views.py). Role changes
+are audited as every role change is (audit_receivers.roles_changed)."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -71,11 +71,11 @@ def _linked(
             raise Refused(_no_role(provider, claims))
         user = identity.user if identity else _new_user(provider, claims, subject)
         _copy_profile(user, claims)
-        set_role(user, role)
+        _set_role(user, role)
     return user
 
 
-def set_role(user: AbstractBaseUser, role: str | None) -> None:
+def _set_role(user: AbstractBaseUser, role: str | None) -> None:
     """Exactly ``role``'s group among the role groups; other groups untouched."""
     held = set(user.groups.filter(name__in=GROUPS).values_list("name", flat=True))
     wanted = {role} if role else set()

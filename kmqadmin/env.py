@@ -8,6 +8,7 @@ import base64
 import secrets
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -143,6 +144,12 @@ def sso_client(issuer: str, client_id: str, client_secret: str) -> tuple[str, st
                 "client at the identity provider"
             )
     return client_id, client_secret
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of ``url``, as a Content-Security-Policy source."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def sso_role_groups(value: str) -> dict[str, str]:

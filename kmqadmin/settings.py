@@ -101,8 +101,13 @@ OIDC_RP_SIGN_ALGO = env.str("KMQ_OIDC_SIGN_ALGO", default="RS256")
 OIDC_RP_SCOPES = "openid email profile"
 OIDC_USE_PKCE = True
 OIDC_TIMEOUT = 5
+# Kept in the session for the provider's end-session call at logout (views/login.py).
+OIDC_STORE_ID_TOKEN = True
 if KMQ_OIDC_ISSUER:
     AUTHENTICATION_BACKENDS.append("kmqadmin.console.oidc.backend.SsoBackend")
+    # The logout form's POST is answered with a redirect to the provider's
+    # end-session endpoint, which browsers hold to form-action too.
+    SECURE_CSP["form-action"].append(config.origin(KMQ_OIDC_ISSUER))
 
 # --- the four external parts ---------------------------------------------
 KMQ_EMBEDDED_KAFKA_PORT = env.int("KMQ_EMBEDDED_KAFKA_PORT", config.DEFAULT_EMBEDDED_KAFKA_PORT)

@@ -5,13 +5,14 @@ from django.views.generic import RedirectView
 
 from kmqadmin.api import urls as api_urls
 from kmqadmin.api.versions import unversioned
-from kmqadmin.console.views.login import Login
+from kmqadmin.console.views.login import Login, Logout
 
 urlpatterns = [
     path("", include("kmqadmin.console.urls")),
     path("api/v1/", include(api_urls)),
     path("api/", include((unversioned(api_urls.urlpatterns), "api-unversioned"))),
     path("accounts/login/", Login.as_view(), name="login"),
+    path("accounts/logout/", Logout.as_view(), name="logout"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("oidc/", include("kmqadmin.console.oidc.urls")),
     path("admin/", admin.site.urls),

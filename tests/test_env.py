@@ -116,3 +116,8 @@ def test_local_login_takes_one_of_three_words() -> None:
 def test_local_login_off_needs_single_sign_on() -> None:
     with pytest.raises(ImproperlyConfigured, match="KMQ_OIDC_ISSUER is not set"):
         env.local_login("off", "")
+
+
+def test_an_origin_is_scheme_and_host_and_port() -> None:
+    assert env.origin("https://sso.example.com/realms/acme") == "https://sso.example.com"
+    assert env.origin("http://127.0.0.1:8080/realms/kmq/") == "http://127.0.0.1:8080"

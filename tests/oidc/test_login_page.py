@@ -160,3 +160,11 @@ def test_a_password_login_is_audited_without_a_via(unreachable: str) -> None:
     log_in(with_password("operator"))
     entry = AuditEntry.objects.filter(action="login", target="operator-local").get()
     assert "via" not in (entry.after or {})
+
+
+def test_a_password_session_logs_out_here_alone(unreachable: str) -> None:
+    """No provider session to end, and the provider down changes nothing."""
+    client, _ = log_in(with_password("admin"))
+    answer = client.post("/accounts/logout/")
+    assert answer.status_code == 302 and answer["Location"] == "/accounts/login/"
+    assert client.get("/").status_code == 302

@@ -204,6 +204,17 @@ def _session_expiry(page: Page) -> float:
     return cookie["expires"]
 
 
+def test_logging_out_ends_the_keycloak_session_too(page: Page, web: Web) -> None:
+    """Else "Sign in with Keycloak" would let the same person, or anyone at
+    a shared machine, straight back in without a password."""
+    sign_in(page, web, "dave")
+    page.get_by_role("button", name="Log out dave").click()
+    page.wait_for_url(f"{web.url}/accounts/login/")
+    page.get_by_role("button", name="Sign in with Keycloak").click()
+    page.locator("#username").wait_for(state="visible", timeout=15_000)
+    assert "/realms/kmq/" in page.url
+
+
 def test_passwords_are_for_admins_only_here(page: Page, web: Web) -> None:
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill("root")

@@ -75,7 +75,7 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 
-# --- single sign-on with OpenID Connect (console/oidc/, docs/sso.md) ---------
+# --- single sign-on with OpenID Connect (console/oidc/, docs/configuration.md)
 # Unset issuer: passwords only. Set: "Sign in with <provider>" on the login
 # page, and the API takes the provider's access tokens as bearer tokens.
 KMQ_OIDC_ISSUER = env.str("KMQ_OIDC_ISSUER", default="").rstrip("/")

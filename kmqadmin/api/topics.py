@@ -115,12 +115,12 @@ def record_fields(records: list[BrowsedRecord]) -> list[dict]:
 
 
 def _record(record: BrowsedRecord) -> dict:
-    key, key_encoding = _bytes(record.key)
-    value, value_encoding = _bytes(record.value)
+    key, key_encoding = text_or_base64(record.key)
+    value, value_encoding = text_or_base64(record.value)
     headers = None
     if record.headers is not None:
         headers = [
-            dict(zip(("name", "value", "encoding"), (name, *_bytes(data)), strict=True))
+            dict(zip(("name", "value", "encoding"), (name, *text_or_base64(data)), strict=True))
             for name, data in record.headers
         ]
     return {
@@ -134,7 +134,3 @@ def _record(record: BrowsedRecord) -> dict:
         "value_encoding": value_encoding,
         "headers": headers,
     }
-
-
-def _bytes(data: bytes | None) -> tuple[str | None, str]:
-    return (None, "utf-8") if data is None else text_or_base64(data)

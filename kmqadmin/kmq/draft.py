@@ -136,9 +136,12 @@ def _check_text(what: str, data: bytes | None) -> None:
         raise NotEditable(f"{what} is not UTF-8 text, so a form would change it") from None
 
 
-def text_or_base64(data: bytes) -> tuple[str, str]:
+def text_or_base64(data: bytes | None) -> tuple[str | None, str]:
     """``data`` as text where it is UTF-8, else base64, with which it is
-    ("utf-8" or "base64"): how every answer shows a payload's bytes."""
+    ("utf-8" or "base64"): how every answer shows a payload's bytes. None
+    (no key, a tombstone's value) stays None."""
+    if data is None:
+        return None, "utf-8"
     try:
         return data.decode(), "utf-8"
     except UnicodeDecodeError:

@@ -34,8 +34,7 @@ def letter_fields(letter: KafkaMessage) -> dict:
         record_headers = read_headers(letter) or []
     except UndecodableRecord as exc:
         return _undecodable_fields(exc)
-    value = letter.value()
-    shown_value, encoding = (None, "utf-8") if value is None else text_or_base64(value)
+    shown_value, encoding = text_or_base64(letter.value())
     return {
         "partition": letter.partition(),
         "offset": letter.offset(),

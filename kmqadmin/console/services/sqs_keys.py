@@ -1,9 +1,8 @@
 """The SQS endpoint's access keys: made, revoked, and their secrets read back.
 
 An SQS client signs each request with its secret (SigV4), so the endpoint
-needs the secret itself, not a hash of it: it is stored encrypted with
-KMQ_SQS_ENCRYPTION_KEY (Fernet; several keys rotate, the first encrypting)
-and decrypted only to verify a signature. It is shown once, when made.
+needs the secret itself, not a hash of it: it is stored encrypted
+(secrets_at_rest.py) and decrypted only to verify a signature. It is shown once, when made.
 Key ids look like AWS's (20 characters, ``AKIA`` first); secrets are 40
 letters and digits, so an ``sqs://KEY:SECRET@host`` broker URL (kombu)
 needs no quoting. Making and revoking are audited with the key id.
@@ -14,13 +13,11 @@ import secrets
 import string
 from dataclasses import dataclass
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
 from ..models import SqsAccessKey
-from . import audit
+from . import audit, secrets_at_rest
 
 KEY_ID_PREFIX = "AKIA"
 KEY_ID_ALPHABET = string.ascii_uppercase + "234567"
@@ -44,7 +41,7 @@ def create(
     key_id, secret = given or _new()
     if given is not None:
         _check(key_id, secret)
-    SqsAccessKey.objects.create(key_id=key_id, user=user, secret=_fernet().encrypt(secret.encode()))
+    SqsAccessKey.objects.create(key_id=key_id, user=user, secret=secrets_at_rest.encrypt(secret))
     after = {"user": user.get_username(), **({"imported": True} if given else {})}
     audit.record(by or user, "sqs-key.create", f"sqs-key:{key_id}", after=after)
     return key_id, secret
@@ -92,14 +89,5 @@ def active(key_id: str) -> ActiveKey | None:
         .filter(key_id=key_id, revoked_at__isnull=True)
         .first()
     )
-    if key is None:
-        return None
-    try:
-        return ActiveKey(_fernet().decrypt(bytes(key.secret)).decode(), key.user)
-    except InvalidToken:
-        return None
-
-
-def _fernet() -> MultiFernet:
-    keys = [k.strip() for k in settings.KMQ_SQS_ENCRYPTION_KEY.split(",") if k.strip()]
-    return MultiFernet([Fernet(k) for k in keys])
+    secret = None if key is None else secrets_at_rest.decrypt(key.secret)
+    return None if secret is None else ActiveKey(secret, key.user)

@@ -56,6 +56,33 @@ def database(url: str | None, data_dir: Path) -> dict[str, Any]:
     return config
 
 
+# django-environ's names for an SMTP URL's parts, and the SMTP backend's.
+_SMTP_OPTIONS = {
+    "EMAIL_HOST": "host",
+    "EMAIL_PORT": "port",
+    "EMAIL_HOST_USER": "username",
+    "EMAIL_HOST_PASSWORD": "password",
+    "EMAIL_USE_TLS": "use_tls",
+    "EMAIL_USE_SSL": "use_ssl",
+}
+
+
+def mailers(url: str) -> dict[str, Any]:
+    """Django's MAILERS from EMAIL_URL (smtp://, smtp+tls://, smtps://,
+    consolemail://, …, as django-environ reads them)."""
+    try:
+        parsed = environ.Env.email_url_config(url)
+    except (KeyError, ImproperlyConfigured):
+        raise ImproperlyConfigured(
+            f"EMAIL_URL scheme {url.partition('://')[0]!r} is not supported; use smtp://, "
+            "smtp+tls://, smtps:// or consolemail://, or unset EMAIL_URL"
+        ) from None
+    options = {to: parsed[name] for name, to in _SMTP_OPTIONS.items() if parsed.get(name)}
+    if not parsed["EMAIL_BACKEND"].endswith("smtp.EmailBackend"):
+        options = {}
+    return {"default": {"BACKEND": parsed["EMAIL_BACKEND"], "OPTIONS": options}}
+
+
 def kafka_bootstrap_servers(value: str | None, embedded_port: int) -> tuple[str, bool]:
     """The bootstrap servers, and whether they point at the embedded broker."""
     if value:

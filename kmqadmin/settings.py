@@ -135,17 +135,35 @@ KMQ_ANALYTICS_LOOKBACK_S = env.int("KMQ_ANALYTICS_LOOKBACK_S", 3600)
 # Beat runs `kmq analytics --since KMQ_ANALYTICS_WINDOW_S` this often (0: never).
 KMQ_ANALYTICS_EVERY_S = env.int("KMQ_ANALYTICS_EVERY_S", 300)
 KMQ_ANALYTICS_WINDOW_S = env.int("KMQ_ANALYTICS_WINDOW_S", 3600)
-CELERY_BEAT_SCHEDULE: dict[str, dict] = (
-    {
-        "analytics": {
-            "task": "kmqadmin.workers.tasks.analytics",
-            "schedule": float(KMQ_ANALYTICS_EVERY_S),
-            "args": (KMQ_ANALYTICS_WINDOW_S,),
-        }
-    }
-    if KMQ_ANALYTICS_EVERY_S
-    else {}
-)
+# Beat checks every enabled alert rule this often (0: never).
+KMQ_ALERTS_EVERY_S = env.int("KMQ_ALERTS_EVERY_S", 60)
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    name: entry
+    for name, entry, every in [
+        (
+            "analytics",
+            {
+                "task": "kmqadmin.workers.tasks.analytics",
+                "schedule": float(KMQ_ANALYTICS_EVERY_S),
+                "args": (KMQ_ANALYTICS_WINDOW_S,),
+            },
+            KMQ_ANALYTICS_EVERY_S,
+        ),
+        (
+            "alerts",
+            {"task": "kmqadmin.workers.tasks.alerts", "schedule": float(KMQ_ALERTS_EVERY_S)},
+            KMQ_ALERTS_EVERY_S,
+        ),
+    ]
+    if every
+}
+# Alert emails (console/services/alerts/): EMAIL_URL, as smtp+tls://user:password@host:587
+# (django-environ's form; consolemail:// prints them on the worker's log).
+# Unset, there is no mailer: a rule's emails fail, saying to set it.
+if EMAIL_URL := env.str("EMAIL_URL", default=""):
+    MAILERS = config.mailers(EMAIL_URL)
+DEFAULT_FROM_EMAIL = env.str("KMQ_ALERTS_FROM", default="kmqadmin@localhost")
+EMAIL_SUBJECT_PREFIX = "[kmqadmin] "
 # The largest message the console and the API accept (bytes).
 KMQ_MAX_PAYLOAD_BYTES = env.int("KMQ_MAX_PAYLOAD_BYTES", 1_048_576)
 # The largest request body read at all: a payload in base64 plus headers.
@@ -267,6 +285,9 @@ SPECTACULAR_SETTINGS = {
         "ShownEncodingEnum": ["utf-8", "base64", "hex"],
         # A browsed record's key, value and header values.
         "BytesEncodingEnum": ["utf-8", "base64"],
+        # Two fields named kind: a group's, an alert event's.
+        "GroupKindEnum": ["consumer", "share"],
+        "AlertKindEnum": "kmqadmin.console.models.AlertEvent.Kind",
     },
 }
 

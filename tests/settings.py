@@ -10,3 +10,7 @@ from kmqadmin.settings import *  # noqa: F403
 # Channels consumer) would hold open. The product's processes the suite
 # starts keep theirs, as in production.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
+# Alert emails reach django.core.mail.outbox (the test runner swaps every
+# mailer for locmem's; the product has none until EMAIL_URL is set).
+MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}

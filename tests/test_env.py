@@ -121,3 +121,22 @@ def test_local_login_off_needs_single_sign_on() -> None:
 def test_an_origin_is_scheme_and_host_and_port() -> None:
     assert env.origin("https://sso.example.com/realms/acme") == "https://sso.example.com"
     assert env.origin("http://127.0.0.1:8080/realms/kmq/") == "http://127.0.0.1:8080"
+
+
+def test_email_url_becomes_the_default_mailer() -> None:
+    smtp = env.mailers("smtp+tls://alerts:pw@mail.example.com:587")["default"]
+    assert smtp["BACKEND"] == "django.core.mail.backends.smtp.EmailBackend"
+    assert smtp["OPTIONS"] == {
+        "host": "mail.example.com",
+        "port": 587,
+        "username": "alerts",
+        "password": "pw",
+        "use_tls": True,
+    }
+    console = env.mailers("consolemail://")["default"]
+    assert console == {"BACKEND": "django.core.mail.backends.console.EmailBackend", "OPTIONS": {}}
+
+
+def test_bad_email_url_names_the_variable() -> None:
+    with pytest.raises(ImproperlyConfigured, match="EMAIL_URL"):
+        env.mailers("carrier-pigeon://loft")

@@ -1,6 +1,7 @@
 """Configuration the console keeps in SQL; queue *state* lives only in Kafka."""
 
 import functools
+from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -625,3 +626,99 @@ class SsoIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} at {self.issuer}"
+
+
+class AlertRule(models.Model):
+    """A condition on one queue or schedules topic, checked every minute by
+    beat (console/services/alerts/), and who is told when it starts and when it
+    ends: a webhook (JSON signed with HMAC-SHA256, or Slack's body), emails,
+    or both. ``firing`` is the state the last check left, so a condition
+    that holds for an hour is told once, not sixty times."""
+
+    class Condition(models.TextChoices):
+        DEAD_LETTERS = "dead_letters", "dead letters arriving (count in the window)"
+        OLDEST_IN_FLIGHT = "oldest_in_flight", "oldest in-flight delivery (seconds)"
+        REDELIVERIES = "redeliveries", "redeliveries per minute"
+        MARKERS_LAG = "markers_lag", "tracker markers lag (records)"
+        GROUP_LAG = "group_lag", "consumer or share group lag"
+        IDLE_WORKERS = "idle_workers", "workers owning no partitions"
+
+    queue = models.ForeignKey(
+        Queue, null=True, blank=True, on_delete=models.CASCADE, related_name="alert_rules"
+    )
+    schedules = models.ForeignKey(
+        ScheduleTopic, null=True, blank=True, on_delete=models.CASCADE, related_name="alert_rules"
+    )
+    condition = models.CharField(max_length=24, choices=Condition)
+    threshold = models.PositiveIntegerField(help_text="fires when the value is above this")
+    window_minutes = models.PositiveSmallIntegerField(
+        default=10,
+        validators=[MinValueValidator(1)],
+        help_text="dead letters arriving: the minutes counted",
+    )
+    webhook_url = models.URLField(max_length=2000, blank=True)
+    # Fernet-encrypted (secrets_at_rest.py): needed to sign, never shown again.
+    webhook_secret = models.BinaryField(blank=True, default=b"")
+    slack = models.BooleanField(default=False, help_text="send Slack's body: {'text': …}")
+    emails = models.TextField(blank=True, help_text="one address per line")
+    enabled = models.BooleanField(default=True)
+    silenced_until = models.DateTimeField(null=True, blank=True)
+    firing = models.BooleanField(default=False)
+    value = models.FloatField(null=True, blank=True, help_text="at the last check")
+    checked_at = models.DateTimeField(null=True, blank=True)
+    # Why the last check could not measure; why the last notification failed.
+    check_error = models.TextField(blank=True)
+    delivery_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(queue__isnull=False, schedules__isnull=True)
+                | models.Q(queue__isnull=True, schedules__isnull=False),
+                name="alert_rule_has_one_target",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_condition_display()} > {self.threshold} on {self.target}"
+
+    @property
+    def target(self) -> str:
+        return self.queue.topic if self.queue_id else self.schedules.topic
+
+    def silenced(self, now: datetime) -> bool:
+        return self.silenced_until is not None and self.silenced_until > now
+
+    def recipients(self) -> list[str]:
+        return [line.strip() for line in self.emails.splitlines() if line.strip()]
+
+
+class AlertEvent(models.Model):
+    """An alert starting or ending, and whether its rule's receivers were
+    told: the alert history page and API read these."""
+
+    class Kind(models.TextChoices):
+        FIRING = "firing"
+        RESOLVED = "resolved"
+
+    class Told(models.TextChoices):
+        SENT = "sent"
+        FAILED = "failed"
+        SILENCED = "silenced"
+        NOBODY = "nobody", "no receiver set"
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(db_index=True)
+    kind = models.CharField(max_length=8, choices=Kind)
+    value = models.FloatField()
+    threshold = models.PositiveIntegerField()
+    told = models.CharField(max_length=8, choices=Told)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.kind} {self.rule}"

@@ -30,6 +30,7 @@ from kmqadmin.kmq.twin_letters import TwinLetters
 
 from ..models import AuditEntry, Job, Queue
 from . import audit
+from .alerts.evaluation import check_all
 from .missing import Missing
 from .roles import Role, role_of
 
@@ -140,6 +141,12 @@ def analytics(window_s: int) -> dict:
     return {
         cluster.name: {"messages": r.facts, "minutes": len(r.minutes)} for cluster, r in results
     }
+
+
+@shared_task(name=NAME.format("alerts"))
+def alerts() -> dict[str, int]:
+    """Beat's minute: every enabled alert rule checked, changes told."""
+    return check_all()
 
 
 def _audit(

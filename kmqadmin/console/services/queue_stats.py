@@ -48,7 +48,7 @@ def queue_stats(queue: Queue) -> QueueStats:
         )
     return QueueStats(
         depth=gauges.depth(),
-        **_in_flight(queue),
+        **in_flight(queue),
         dead_letters=gauges.dead_letters(),
         **rates(queue),
     )
@@ -95,7 +95,9 @@ def _share_rates(queue: Queue) -> dict[str, float | int]:
     }
 
 
-def _in_flight(queue: Queue) -> dict[str, int | None]:
+def in_flight(queue: Queue) -> dict[str, int | None]:
+    """Open deliveries and the oldest's age, from the in-flight view (a
+    kmq queue's; alerts read it too)."""
     config = queue.config()
     view = clients.in_flight(config)
     oldest = view.oldest_deadline()

@@ -1,0 +1,105 @@
+"""What a rule's condition is now, from the sources the dashboard reads: the
+trackers' per-minute counts in the database (a share queue's from its counts
+topic), the in-flight view, and the groups' committed offsets. No topic is
+scanned. A figure that cannot be had is ``Unmeasurable`` with the reason: the
+check says so on the rule and leaves the alert as it was ("unknown" is not
+"resolved")."""
+
+from datetime import datetime, timedelta
+
+from django.db.models import Sum
+from django.http import Http404
+
+from kmqadmin.kmq.share_counts import MINUTE_MS
+
+from ...models import AlertRule, Queue, QueueMinute
+from .. import clients, groups
+from ..availability import KafkaAway
+from ..queue_stats import in_flight
+
+Condition = AlertRule.Condition
+
+
+class Unmeasurable(Exception):
+    """The source did not answer, or has no such figure for this target."""
+
+
+def measure(rule: AlertRule, now: datetime) -> float:
+    try:
+        return _MEASURES[rule.condition](rule, now)
+    except (KafkaAway, *groups.BROKER_ERRORS) as exc:
+        raise Unmeasurable(f"Kafka did not answer: {exc}") from exc
+
+
+def _dead_letters(rule: AlertRule, now: datetime) -> float:
+    return _counted(rule.queue, "dead", rule.window_minutes, now)
+
+
+def _redeliveries(rule: AlertRule, now: datetime) -> float:
+    return round(
+        _counted(rule.queue, "redelivered", rule.window_minutes, now) / rule.window_minutes, 1
+    )
+
+
+def _counted(queue: Queue, what: str, minutes: int, now: datetime) -> int:
+    """The last ``minutes`` whole minutes and this one so far, as the
+    dashboard's rates count them."""
+    if queue.backend == "share":
+        window = clients.share_counts(queue.config()).last(
+            minutes + 1, now=int(now.timestamp() * 1000) + MINUTE_MS
+        )
+        if what == "dead":
+            return sum(c.dead_lettered for c in window.minutes)
+        return sum(c.released + c.delayed for c in window.minutes)
+    since = now.replace(second=0, microsecond=0) - timedelta(minutes=minutes)
+    field = "dead_lettered" if what == "dead" else "redelivered"
+    rows = QueueMinute.objects.filter(queue=queue, minute__gte=since, minute__lte=now)
+    return rows.aggregate(n=Sum(field, default=0))["n"]
+
+
+def _oldest_in_flight(rule: AlertRule, now: datetime) -> float:
+    oldest_ms = in_flight(rule.queue)["oldest_in_flight_ms"]
+    return 0.0 if oldest_ms is None else round(oldest_ms / 1000, 1)
+
+
+def _markers_lag(rule: AlertRule, now: datetime) -> float:
+    config = rule.queue.config()
+    return _group(rule, "consumer", config.tracker_group_id).total_lag
+
+
+def _group_lag(rule: AlertRule, now: datetime) -> float:
+    if rule.schedules_id:
+        return _group(rule, "consumer", rule.schedules.group_id).total_lag
+    kind = "share" if rule.queue.backend == "share" else "consumer"
+    return _group(rule, kind, rule.queue.group_id).total_lag
+
+
+def _idle_workers(rule: AlertRule, now: datetime) -> float:
+    """Members of the tracker's (or scheduler's) group given no partition:
+    workers beyond the partitions' count, or one the group left out."""
+    group_id = (
+        rule.schedules.group_id if rule.schedules_id else rule.queue.config().tracker_group_id
+    )
+    try:
+        members = _group(rule, "consumer", group_id).group.members
+    except Unmeasurable:
+        return 0.0  # no group: no worker at all, none idle
+    return float(sum(1 for m in members if not m.assignment))
+
+
+def _group(rule: AlertRule, kind: str, group_id: str) -> groups.GroupDetail:
+    cluster = rule.queue.cluster if rule.queue_id else rule.schedules.cluster
+    try:
+        return groups.detail(cluster, kind, group_id)
+    except Http404:
+        raise Unmeasurable(f"there is no {kind} group {group_id} yet") from None
+
+
+_MEASURES = {
+    Condition.DEAD_LETTERS: _dead_letters,
+    Condition.REDELIVERIES: _redeliveries,
+    Condition.OLDEST_IN_FLIGHT: _oldest_in_flight,
+    Condition.MARKERS_LAG: _markers_lag,
+    Condition.GROUP_LAG: _group_lag,
+    Condition.IDLE_WORKERS: _idle_workers,
+}

@@ -1,0 +1,125 @@
+"""Telling a rule's receivers that its alert started or ended.
+
+A webhook gets a JSON body (or Slack's ``{"text": …}``) by POST, signed
+when the rule has a secret: ``X-Kmq-Signature: sha256=<hex>``, the
+HMAC-SHA256 of the body's bytes, as GitHub signs its webhooks. A 5xx or a
+connection that fails is tried again (urllib3's Retry, backing off 0.5 s,
+1 s, 2 s); each try waits CONNECT_S to connect and READ_S for the answer.
+Emails go through Django's email backend (EMAIL_URL). What failed is said,
+never raised: a receiver that is down must not stop the other rules'
+checks."""
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+
+import requests
+from django.conf import settings
+from django.core.mail import send_mail
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from ...models import AlertEvent, AlertRule
+from .. import secrets_at_rest
+
+RETRIES = 3
+BACKOFF_S = 0.5
+CONNECT_S, READ_S = 3.0, 5.0
+SIGNATURE_HEADER = "X-Kmq-Signature"
+
+
+@dataclass(frozen=True)
+class Told:
+    attempts: int
+    error: str = ""
+
+
+def tell(rule: AlertRule, event: AlertEvent) -> Told:
+    """Every receiver of ``rule``; attempts are the webhook's tries."""
+    attempts, errors = 0, []
+    if rule.webhook_url:
+        attempts, error = _post(rule, event)
+        errors += [f"webhook: {error}"] if error else []
+    if rule.recipients() and not getattr(settings, "MAILERS", None):
+        errors.append("email: no mailer is configured; set EMAIL_URL")
+    elif rule.recipients():
+        try:
+            send_mail(_subject(rule, event), summary(rule, event), None, rule.recipients())
+        except Exception as exc:  # any backend's failure: SMTP, DNS, refused recipient
+            errors.append(f"email: {type(exc).__name__}: {exc}")
+    return Told(attempts, "; ".join(errors))
+
+
+def summary(rule: AlertRule, event: AlertEvent) -> str:
+    state = "FIRING" if event.kind == AlertEvent.Kind.FIRING else "resolved"
+    return (
+        f"[{state}] {rule.get_condition_display()} on {rule.target}: "
+        f"{event.value:g} (threshold {event.threshold})"
+    )
+
+
+def body(rule: AlertRule, event: AlertEvent) -> bytes:
+    if rule.slack:
+        return json.dumps({"text": summary(rule, event)}).encode()
+    return json.dumps(
+        {
+            "alert": event.kind,
+            "rule": rule.pk,
+            "target": rule.target,
+            "target_kind": "queue" if rule.queue_id else "schedules",
+            "condition": rule.condition,
+            "value": event.value,
+            "threshold": event.threshold,
+            "at": event.at.isoformat(),
+            "summary": summary(rule, event),
+        }
+    ).encode()
+
+
+def signature(secret: str, payload: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), payload, hashlib.sha256).hexdigest()
+
+
+def _post(rule: AlertRule, event: AlertEvent) -> tuple[int, str]:
+    payload = body(rule, event)
+    headers = {"Content-Type": "application/json", "User-Agent": "kmqadmin-alerts"}
+    if rule.webhook_secret:
+        secret = secrets_at_rest.decrypt(rule.webhook_secret)
+        if secret is None:
+            return 0, "its secret cannot be decrypted with KMQ_SQS_ENCRYPTION_KEY; set it again"
+        headers[SIGNATURE_HEADER] = signature(secret, payload)
+    with requests.Session() as session:
+        session.mount("http://", HTTPAdapter(max_retries=_retry()))
+        session.mount("https://", HTTPAdapter(max_retries=_retry()))
+        try:
+            answer = session.post(
+                rule.webhook_url, data=payload, headers=headers, timeout=(CONNECT_S, READ_S)
+            )
+        except requests.RequestException as exc:
+            return RETRIES + 1, f"{rule.webhook_url} could not be reached: {_reason(exc)}"
+    attempts = len(answer.raw.retries.history) + 1 if answer.raw.retries else 1
+    if answer.ok:
+        return attempts, ""
+    return attempts, f"{rule.webhook_url} answered {answer.status_code} {answer.reason}"
+
+
+def _retry() -> Retry:
+    return Retry(
+        total=RETRIES,
+        backoff_factor=BACKOFF_S,
+        status_forcelist=range(500, 600),
+        allowed_methods={"POST"},
+        raise_on_status=False,
+        respect_retry_after_header=False,
+    )
+
+
+def _reason(exc: requests.RequestException) -> str:
+    """The innermost cause: requests wraps urllib3's MaxRetryError."""
+    cause = getattr(exc.args[0], "reason", None) if exc.args else None
+    return str(cause or exc)
+
+
+def _subject(rule: AlertRule, event: AlertEvent) -> str:
+    return f"{settings.EMAIL_SUBJECT_PREFIX}{summary(rule, event)}"

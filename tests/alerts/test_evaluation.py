@@ -1,0 +1,145 @@
+"""Alert rules checked as beat checks them, on a real broker and tracker,
+told to a real HTTP receiver and Django's email backend."""
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.utils import timezone
+
+from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue, QueueMinute
+from kmqadmin.console.services import clients, letters, secrets_at_rest
+from kmqadmin.console.services.alerts import notifications
+from kmqadmin.console.services.alerts.evaluation import check_all
+from kmqadmin.kafka.embedded.broker import free_port
+from kmqadmin.kmq import QueueClient, RedeliveryTracker
+from kmqadmin.workers.counts import CountPublisher
+from tests.alerts.receiver import receiver
+from tests.process import wait_for
+from tests.queue_helpers import poll_until, send
+from tests.users import user_with
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "hook-secret"
+
+
+def _rule(queue: Queue, url: str, **given: object) -> AlertRule:
+    fields = {"condition": "dead_letters", "threshold": 0, "window_minutes": 10, **given}
+    return AlertRule.objects.create(
+        queue=queue, webhook_url=url, webhook_secret=secrets_at_rest.encrypt(SECRET), **fields
+    )
+
+
+def _dead_letter(queue: Queue, count: int) -> None:
+    """``count`` messages rejected by a worker, moved to the DLQ by a real
+    tracker, and counted into the database as a worker counts them."""
+    config = queue.config()
+    tracker = RedeliveryTracker(config)
+    tracker.start()
+    try:
+        send(config, count)
+        with QueueClient(config) as worker:
+            for message in poll_until(worker, count):
+                worker.reject(message, "poison")
+        wait_for(lambda: tracker.stats().dead_lettered == count, 30, "the letters moved")
+        CountPublisher().publish({"t": tracker})
+    finally:
+        tracker.stop()
+
+
+def test_a_dlq_that_fills_and_is_redriven_is_told_once_firing_and_once_resolved(
+    registered: Queue,
+) -> None:
+    with receiver() as hook:
+        rule = _rule(registered, hook.url, emails="oncall@example.com\n")
+        _dead_letter(registered, 3)
+        now = timezone.now()
+        assert check_all(now)["fired"] == 1
+        assert check_all(now + timedelta(minutes=1))["fired"] == 0  # still firing: not told again
+
+        operator, dlq = user_with("operator"), clients.dead_letters(registered.config())
+        found = [m for p in range(3) for m in dlq.page(p, 10).letters]
+        assert len(found) == 3
+        for letter in found:
+            letters.redrive(operator, registered, letter.partition(), letter.offset())
+        later = now + timedelta(minutes=rule.window_minutes + 1)
+        assert check_all(later)["resolved"] == 1
+        assert check_all(later + timedelta(minutes=1))["resolved"] == 0
+
+    firing, resolved = [r.json() for r in hook.received]
+    assert (firing["alert"], firing["value"], firing["threshold"]) == ("firing", 3, 0)
+    assert (resolved["alert"], resolved["value"]) == ("resolved", 0)
+    assert firing["target"] == resolved["target"] == registered.topic
+    for got in hook.received:
+        assert got.headers["X-Kmq-Signature"] == notifications.signature(SECRET, got.body)
+    assert [m.to for m in mail.outbox] == [["oncall@example.com"]] * 2
+    assert "[FIRING]" in mail.outbox[0].subject and "[resolved]" in mail.outbox[1].subject
+    events = list(AlertEvent.objects.order_by("id").values_list("kind", "told", "attempts"))
+    assert events == [("firing", "sent", 1), ("resolved", "sent", 1)]
+
+
+def test_a_receiver_answering_500_twice_gets_the_alert_on_the_third_try(
+    registered: Queue,
+) -> None:
+    with receiver([500, 503]) as hook:
+        rule = _rule(registered, hook.url, slack=True)
+        QueueMinute.objects.create(queue=registered, minute=timezone.now(), dead_lettered=2)
+        assert check_all()["fired"] == 1
+    assert len(hook.received) == 3
+    assert {r.body for r in hook.received} == {hook.received[0].body}
+    assert "FIRING" in hook.received[0].json()["text"]  # Slack's body
+    event = AlertEvent.objects.get(rule=rule)
+    assert (event.told, event.attempts, event.error) == ("sent", 3, "")
+    rule.refresh_from_db()
+    assert rule.delivery_error == ""
+
+
+@pytest.mark.parametrize("answer", ["unreachable", 404])
+def test_a_webhook_that_cannot_be_told_is_shown_on_the_rule(registered: Queue, answer) -> None:
+    with receiver([answer] if answer != "unreachable" else []) as hook:
+        url = f"http://127.0.0.1:{free_port()}/hook" if answer == "unreachable" else hook.url
+        rule = _rule(registered, url)
+        QueueMinute.objects.create(queue=registered, minute=timezone.now(), dead_lettered=1)
+        assert check_all()["fired"] == 1
+    rule.refresh_from_db()
+    expected = "could not be reached" if answer == "unreachable" else "answered 404"
+    assert rule.firing and expected in rule.delivery_error
+    event = AlertEvent.objects.get(rule=rule)
+    assert event.told == "failed" and expected in event.error
+
+
+def test_a_silenced_rule_records_its_alerts_and_tells_nobody(registered: Queue) -> None:
+    with receiver() as hook:
+        rule = _rule(registered, hook.url, silenced_until=timezone.now() + timedelta(hours=1))
+        QueueMinute.objects.create(queue=registered, minute=timezone.now(), dead_lettered=1)
+        assert check_all()["fired"] == 1
+    assert hook.received == []
+    assert AlertEvent.objects.get(rule=rule).told == "silenced"
+
+
+def test_a_source_that_does_not_answer_leaves_the_alert_as_it_was(registered: Queue) -> None:
+    away = Cluster.objects.create(name="away", bootstrap_servers=f"127.0.0.1:{free_port()}")
+    queue = Queue.objects.create(cluster=away, topic=registered.topic, group_id="g")
+    rule = AlertRule.objects.create(queue=queue, condition="group_lag", threshold=0, firing=True)
+    assert check_all()["unmeasurable"] == 1
+    rule.refresh_from_db()
+    assert rule.firing and "Kafka did not answer" in rule.check_error
+    assert not AlertEvent.objects.exists()
+
+
+def test_lag_and_workers_are_read_from_the_groups(registered: Queue) -> None:
+    """The queue's group lag, the tracker's markers lag, and its members
+    given no partition, as the groups page shows them."""
+    config = registered.config()
+    send(config, 4)
+    with QueueClient(config) as worker:
+        poll_until(worker, 1)
+    lag = AlertRule.objects.create(queue=registered, condition="group_lag", threshold=0)
+    idle = AlertRule.objects.create(queue=registered, condition="idle_workers", threshold=0)
+    oldest = AlertRule.objects.create(queue=registered, condition="oldest_in_flight", threshold=0)
+    check_all()
+    for rule in (lag, idle, oldest):
+        rule.refresh_from_db()
+        assert rule.check_error == "" and rule.value is not None, rule.check_error
+    assert idle.value == 0

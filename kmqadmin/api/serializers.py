@@ -4,11 +4,21 @@ every view builds its answer with one, so what is documented is what is sent."""
 from datetime import datetime
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator
 from django.forms.models import model_to_dict
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
-from kmqadmin.console.models import Cluster, Queue
+from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue
+from kmqadmin.console.services import secrets_at_rest
+from kmqadmin.console.services.alerts.rules import (
+    MAX_SILENCE_MINUTES,
+    MAX_THRESHOLD,
+    MAX_WINDOW_MINUTES,
+)
+from kmqadmin.console.services.alerts.rules import (
+    refused as alert_condition_refused,
+)
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kafka.client.clock import epoch_ms
@@ -442,3 +452,133 @@ class RecordDetailSerializer(serializers.Serializer):
         many=True, help_text="every rendering that applies, as the console shows them"
     )
     masked = serializers.BooleanField(help_text="shown masked, as your role sees this queue")
+
+
+# What the checks set on a rule (and silencing, by its own endpoint): read only.
+RULE_STATE = ["silenced_until", "firing", "value", "checked_at", "check_error", "delivery_error"]
+
+
+class AlertRuleSerializer(serializers.ModelSerializer):
+    """A rule on the queue or schedules topic its URL names; read by anyone,
+    written by admins (its webhook is a URL the workers will call)."""
+
+    target_kind = serializers.SerializerMethodField(help_text="queue or schedules")
+    target = serializers.CharField(read_only=True, help_text="the topic")
+    cluster = serializers.SerializerMethodField()
+    condition = serializers.ChoiceField(
+        choices=AlertRule.Condition.choices,
+        error_messages={
+            "invalid_choice": "{input} is not a condition: one of "
+            + ", ".join(AlertRule.Condition.values)
+        },
+    )
+    threshold = serializers.IntegerField(
+        min_value=0, max_value=MAX_THRESHOLD, help_text="fires when the value is above this"
+    )
+    window_minutes = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_WINDOW_MINUTES,
+        default=10,
+        help_text="dead letters arriving and redeliveries: the minutes counted",
+    )
+    # Checked in validate_webhook_url, not by a validator: a URL validator
+    # documents "uri or empty", which an empty value matches twice.
+    webhook_url = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000, help_text="http(s); empty: none"
+    )
+    webhook_secret = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="signs each body: X-Kmq-Signature: sha256=<HMAC-SHA256 hex>; never shown again",
+    )
+    has_webhook_secret = serializers.SerializerMethodField()
+    emails = serializers.ListField(
+        child=serializers.EmailField(), required=False, max_length=20, help_text="who gets an email"
+    )
+
+    class Meta:
+        model = AlertRule
+        fields = [
+            "id",
+            "target_kind",
+            "target",
+            "cluster",
+            "condition",
+            "threshold",
+            "window_minutes",
+            "webhook_url",
+            "webhook_secret",
+            "has_webhook_secret",
+            "slack",
+            "emails",
+            "enabled",
+            *RULE_STATE,
+        ]
+        read_only_fields = RULE_STATE
+
+    def get_target_kind(self, rule: AlertRule) -> str:
+        return "queue" if rule.queue_id else "schedules"
+
+    def get_cluster(self, rule: AlertRule) -> str:
+        return (rule.queue or rule.schedules).cluster.name
+
+    def get_has_webhook_secret(self, rule: AlertRule) -> bool:
+        return bool(rule.webhook_secret)
+
+    def to_representation(self, rule: AlertRule) -> dict:
+        shown = super().to_representation(rule)
+        shown["emails"] = rule.recipients()
+        return shown
+
+    def validate_webhook_url(self, url: str) -> str:
+        if url:
+            URLValidator(schemes=["http", "https"], message="expected an http(s) URL")(url)
+        return url
+
+    def validate(self, attrs: dict) -> dict:
+        target = self.context.get("target") or self.instance.queue or self.instance.schedules
+        condition = attrs.get("condition") or self.instance.condition
+        refused = alert_condition_refused(target, condition)
+        if refused:
+            raise serializers.ValidationError({"condition": refused})
+        if "emails" in attrs:
+            attrs["emails"] = "\n".join(attrs["emails"])
+        if "webhook_secret" in attrs:
+            secret = attrs.pop("webhook_secret")
+            attrs["webhook_secret"] = secrets_at_rest.encrypt(secret) if secret else b""
+        return attrs
+
+
+class SilenceSerializer(serializers.Serializer):
+    minutes = serializers.IntegerField(
+        min_value=0, max_value=MAX_SILENCE_MINUTES, help_text="0: end the silence now"
+    )
+
+
+class AlertEventSerializer(serializers.ModelSerializer):
+    rule = serializers.IntegerField(source="rule_id")
+    target = serializers.CharField(source="rule.target")
+    condition = serializers.CharField(source="rule.condition")
+
+    class Meta:
+        model = AlertEvent
+        fields = [
+            "id",
+            "at",
+            "rule",
+            "target",
+            "condition",
+            "kind",
+            "value",
+            "threshold",
+            "told",
+            "attempts",
+            "error",
+        ]
+
+
+class AlertEventPageSerializer(serializers.Serializer):
+    results = AlertEventSerializer(many=True)
+    next = serializers.IntegerField(allow_null=True, help_text="cursor for ?after=")

@@ -1,9 +1,21 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from kmqadmin.console.models import Queue, ScheduleTopic
 from kmqadmin.kmq import names
 
-from . import audit, dead_letters, groups, queues, schedules, share_groups, tail, tasks, topics
+from . import (
+    alerts,
+    audit,
+    dead_letters,
+    groups,
+    queues,
+    schedules,
+    share_groups,
+    tail,
+    tasks,
+    topics,
+)
 
 app_name = "api"
 
@@ -36,6 +48,13 @@ urlpatterns = [
     re_path(rf"^queues/{TOPIC}/dlq/redrive$", dead_letters.BulkRedrive.as_view()),
     path("tasks/<str:task_id>", tasks.TaskStatus.as_view(), name="task"),
     path("audit/", audit.AuditLog.as_view(), name="audit"),
+    path("alerts/", alerts.AlertRuleList.as_view(), name="alerts"),
+    path("alerts/history/", alerts.AlertHistory.as_view(), name="alert-history"),
+    path("alerts/<int:pk>", alerts.AlertRuleDetail.as_view(), name="alert"),
+    path("alerts/<int:pk>/silence", alerts.Silence.as_view(), name="alert-silence"),
+    re_path(rf"^queues/{TOPIC}/alerts/$", alerts.TargetRules.as_view(model=Queue)),
+    re_path(rf"^queues/{TOPIC}/alerts/defaults$", alerts.QueueDefaultRules.as_view()),
+    re_path(rf"^schedules/{TOPIC}/alerts/$", alerts.TargetRules.as_view(model=ScheduleTopic)),
     path("clusters/<slug:cluster>/groups/", groups.GroupList.as_view(), name="groups"),
     path("clusters/<slug:cluster>/topics/", topics.TopicList.as_view(), name="topics"),
     re_path(

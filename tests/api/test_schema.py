@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 
-from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
+from kmqadmin.console.models import AlertEvent, Cluster, Queue, ScheduleTopic
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig
@@ -266,6 +266,29 @@ def test_every_documented_answer_matches_the_live_schema(
     newest = api.call("get", "/api/v1/audit/", 200, query={"limit": 2})
     assert newest["results"][0]["action"] == "reset group offsets" and newest["next"] is not None
     assert api.call("get", "/api/v1/audit/", 200, query={"after": newest["next"]})["results"]
+
+    # Alert rules on the queue and the schedules topic (an admin's), and their history.
+    rules = "/api/v1/queues/{topic}/alerts/"
+    rule = {"condition": "dead_letters", "threshold": 0, "webhook_url": "http://127.0.0.1:9/x"}
+    made = api.call("post", rules, 201, body=rule | {"emails": ["a@example.com"]}, **topic)
+    assert [r["id"] for r in api.call("get", rules, 200, **topic)] == [made["id"]]
+    offered = api.call("post", "/api/v1/queues/{topic}/alerts/defaults", 201, **topic)
+    assert "dead_letters" not in {r["condition"] for r in offered}
+    on_schedules = "/api/v1/schedules/{topic}/alerts/"
+    api.call("post", on_schedules, 201, body={"condition": "group_lag", "threshold": 9}, **on)
+    assert len(api.call("get", on_schedules, 200, **on)) == 1
+    assert len(api.call("get", "/api/v1/alerts/", 200)) == len(offered) + 2
+    one = {"id": made["id"]}
+    assert api.call("get", "/api/v1/alerts/{id}", 200, **one)["target"] == queue.topic
+    api.call("patch", "/api/v1/alerts/{id}", 200, body={"threshold": 3}, **one)
+    api.call("put", "/api/v1/alerts/{id}", 200, body=rule | {"slack": True}, **one)
+    api.call("post", "/api/v1/alerts/{id}/silence", 200, body={"minutes": 30}, **one)
+    AlertEvent.objects.create(
+        rule_id=made["id"], at=datetime.now(UTC), kind="firing", value=1, threshold=0, told="sent"
+    )
+    [event] = api.call("get", "/api/v1/alerts/history/", 200, query={"rule": made["id"]})["results"]
+    assert event["kind"] == "firing"
+    api.call("delete", "/api/v1/alerts/{id}", 204, **one)
 
     # The schema document itself is the one answer not described by a component.
     assert api.documented() - api.exercised == {("get", "/api/v1/schema/")}

@@ -65,11 +65,15 @@ _SMTP_OPTIONS = {
     "EMAIL_USE_TLS": "use_tls",
     "EMAIL_USE_SSL": "use_ssl",
 }
+# Seconds an SMTP server may take to answer, unless the URL says (?timeout=):
+# without one, a server that never greets would hold the alert check forever.
+SMTP_TIMEOUT_S = 10
 
 
 def mailers(url: str) -> dict[str, Any]:
-    """Django's MAILERS from EMAIL_URL (smtp://, smtp+tls://, smtps://,
-    consolemail://, …, as django-environ reads them)."""
+    """Django's MAILERS from EMAIL_URL (smtp://, smtp+tls:// and smtps://
+    for STARTTLS, smtp+ssl:// for TLS from the start, consolemail://, as
+    django-environ reads them)."""
     try:
         parsed = environ.Env.email_url_config(url)
     except (KeyError, ImproperlyConfigured):
@@ -80,6 +84,8 @@ def mailers(url: str) -> dict[str, Any]:
     options = {to: parsed[name] for name, to in _SMTP_OPTIONS.items() if parsed.get(name)}
     if not parsed["EMAIL_BACKEND"].endswith("smtp.EmailBackend"):
         options = {}
+    else:
+        options["timeout"] = parsed.get("OPTIONS", {}).get("TIMEOUT", SMTP_TIMEOUT_S)
     return {"default": {"BACKEND": parsed["EMAIL_BACKEND"], "OPTIONS": options}}
 
 

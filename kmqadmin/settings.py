@@ -151,7 +151,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         ),
         (
             "alerts",
-            {"task": "kmqadmin.workers.tasks.alerts", "schedule": float(KMQ_ALERTS_EVERY_S)},
+            {
+                "task": "kmqadmin.workers.tasks.alerts",
+                "schedule": float(KMQ_ALERTS_EVERY_S),
+                # A check still queued when the next is due is dropped, not run late.
+                "options": {"expires": float(KMQ_ALERTS_EVERY_S)},
+            },
             KMQ_ALERTS_EVERY_S,
         ),
     ]

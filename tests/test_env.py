@@ -132,7 +132,10 @@ def test_email_url_becomes_the_default_mailer() -> None:
         "username": "alerts",
         "password": "pw",
         "use_tls": True,
+        "timeout": env.SMTP_TIMEOUT_S,
     }
+    ssl = env.mailers("smtp+ssl://mail.example.com:465?timeout=3")["default"]["OPTIONS"]
+    assert (ssl["use_ssl"], ssl["timeout"]) == (True, 3)
     console = env.mailers("consolemail://")["default"]
     assert console == {"BACKEND": "django.core.mail.backends.console.EmailBackend", "OPTIONS": {}}
 

@@ -1,10 +1,7 @@
 """The REST API for alerts: rules on a queue or schedules topic, silencing,
 and the history of alerts started and ended. Every change is audited."""
 
-from datetime import timedelta
-
 from django.db.models import QuerySet
-from django.forms.models import model_to_dict
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -15,8 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Queue, ScheduleTopic
-from kmqadmin.console.services import audit
-from kmqadmin.console.services.alerts.rules import defaults
+from kmqadmin.console.services.alerts import changes
 from kmqadmin.console.services.roles import Role
 
 from . import serializers as s
@@ -48,18 +44,17 @@ class TargetRules(generics.ListCreateAPIView):
         return registration(self.request, self.model, self.kwargs["topic"])
 
     def get_queryset(self) -> QuerySet[AlertRule]:
-        field = "queue" if self.model is Queue else "schedules"
-        return RULES.filter(**{field: self.target()})
+        return RULES.filter(**self.on())
+
+    def on(self) -> dict[str, Queue | ScheduleTopic]:
+        return {"queue" if self.model is Queue else "schedules": self.target()}
 
     def get_serializer_context(self) -> dict:
-        return {**super().get_serializer_context(), "target": self.target()}
+        return {**super().get_serializer_context(), "target": self.on()}
 
     def perform_create(self, serializer: s.AlertRuleSerializer) -> None:
-        target = self.target()
-        field = "queue" if isinstance(target, Queue) else "schedules"
-        with audit.action(self.request.user, "alert rule add", target.topic) as entry:
-            rule = serializer.save(**{field: target})
-            entry.after = _shown(rule)
+        rule = AlertRule(**self.on(), **serializer.validated_data)
+        serializer.instance = changes.add(self.request.user, rule)
 
 
 class QueueDefaultRules(APIView):
@@ -75,14 +70,9 @@ class QueueDefaultRules(APIView):
         """Adds the rules offered to a new queue (console/services/alerts/rules.py),
         but none of a condition the queue already has a rule for. Told to
         nobody until a receiver is set."""
-        queue = registration(request, Queue, topic)
-        have = set(queue.alert_rules.values_list("condition", flat=True))
-        offered = [rule for rule in defaults(queue) if rule.condition not in have]
-        with audit.action(request.user, "alert rule add", queue.topic) as entry:
-            for rule in offered:
-                rule.save()
-            entry.after = [_shown(rule) for rule in offered]
-        return Response(s.AlertRuleSerializer(offered, many=True).data, status=201)
+        rules = changes.add_defaults(request.user, registration(request, Queue, topic))
+        shown = s.AlertRuleSerializer(rules, many=True, context={"request": request})
+        return Response(shown.data, status=201)
 
 
 class AlertRuleDetail(generics.RetrieveUpdateDestroyAPIView):
@@ -91,15 +81,10 @@ class AlertRuleDetail(generics.RetrieveUpdateDestroyAPIView):
     write_role = Role.ADMIN
 
     def perform_update(self, serializer: s.AlertRuleSerializer) -> None:
-        before = _shown(serializer.instance)
-        with audit.action(
-            self.request.user, "alert rule change", str(serializer.instance), before
-        ) as entry:
-            entry.after = _shown(serializer.save())
+        changes.change(self.request.user, serializer.instance, serializer.validated_data)
 
     def perform_destroy(self, rule: AlertRule) -> None:
-        with audit.action(self.request.user, "alert rule delete", str(rule), _shown(rule)):
-            rule.delete()
+        changes.delete(self.request.user, rule)
 
 
 class Silence(APIView):
@@ -115,14 +100,8 @@ class Silence(APIView):
         rule = get_object_or_404(RULES, pk=pk)
         given = s.SilenceSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        minutes = given.validated_data["minutes"]
-        until = timezone.now() + timedelta(minutes=minutes) if minutes else None
-        before = {"silenced_until": _iso(rule.silenced_until)}
-        with audit.action(request.user, "alert rule silence", str(rule), before) as entry:
-            AlertRule.objects.filter(pk=rule.pk).update(silenced_until=until)
-            rule.silenced_until = until
-            entry.after = {"silenced_until": _iso(until)}
-        return Response(s.AlertRuleSerializer(rule).data)
+        changes.silence(request.user, rule, given.validated_data["minutes"], timezone.now())
+        return Response(s.AlertRuleSerializer(rule, context={"request": request}).data)
 
 
 class AlertHistory(APIView):
@@ -152,18 +131,7 @@ class AlertHistory(APIView):
         return Response(s.AlertEventPageSerializer({"results": rows, "next": cursor}).data)
 
 
-def _shown(rule: AlertRule) -> dict:
-    """A rule for the audit log: its secret only as set or not."""
-    shown = model_to_dict(rule, exclude=["webhook_secret", "queue", "schedules"])
-    shown["webhook_secret"] = "set" if rule.webhook_secret else ""
-    return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in shown.items()}
-
-
 def _kind(given: str) -> str:
     if given not in AlertEvent.Kind.values:
         raise ValidationError({"kind": f"expected one of {', '.join(AlertEvent.Kind.values)}"})
     return given
-
-
-def _iso(at: object) -> str | None:
-    return None if at is None else at.isoformat()

@@ -1,25 +1,24 @@
 """Request and response shapes. The OpenAPI schema is generated from these and
 every view builds its answer with one, so what is documented is what is sent."""
 
+import copy
 from datetime import datetime
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import URLValidator
 from django.forms.models import model_to_dict
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue
 from kmqadmin.console.services import secrets_at_rest
+from kmqadmin.console.services.alerts.notifications import shown_url
 from kmqadmin.console.services.alerts.rules import (
     MAX_SILENCE_MINUTES,
     MAX_THRESHOLD,
     MAX_WINDOW_MINUTES,
 )
-from kmqadmin.console.services.alerts.rules import (
-    refused as alert_condition_refused,
-)
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq.config import BACKENDS
@@ -79,12 +78,16 @@ class QueueSerializer(serializers.ModelSerializer):
         saved = {} if self.instance is None else model_to_dict(self.instance, exclude=["id"])
         if "cluster" in saved:
             saved["cluster"] = self.instance.cluster
-        queue = Queue(**{**saved, **attrs})
-        try:
-            queue.clean()
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(get_error_detail(exc)) from None
+        _model_clean(Queue(**{**saved, **attrs}))
         return attrs
+
+
+def _model_clean(instance: Queue | AlertRule) -> None:
+    """The model's own checks, its errors under the fields they name."""
+    try:
+        instance.clean()
+    except DjangoValidationError as exc:
+        raise serializers.ValidationError(get_error_detail(exc)) from None
 
 
 class PayloadSerializer(serializers.Serializer):
@@ -454,17 +457,31 @@ class RecordDetailSerializer(serializers.Serializer):
     masked = serializers.BooleanField(help_text="shown masked, as your role sees this queue")
 
 
+class EmailLines(serializers.ListField):
+    """Addresses as a list here, one per line in the model."""
+
+    child = serializers.EmailField()
+
+    def to_representation(self, lines: str) -> list[str]:
+        return [line.strip() for line in lines.splitlines() if line.strip()]
+
+    def to_internal_value(self, data: object) -> str:
+        return "\n".join(super().to_internal_value(data))
+
+
 # What the checks set on a rule (and silencing, by its own endpoint): read only.
 RULE_STATE = ["silenced_until", "firing", "value", "checked_at", "check_error", "delivery_error"]
 
 
 class AlertRuleSerializer(serializers.ModelSerializer):
     """A rule on the queue or schedules topic its URL names; read by anyone,
-    written by admins (its webhook is a URL the workers will call)."""
+    written by admins (its webhook is a URL the workers will call, and only
+    admins see more of it than its host: Slack's hold their secret). The
+    model's own checks apply (AlertRule.clean)."""
 
-    target_kind = serializers.SerializerMethodField(help_text="queue or schedules")
+    target_kind = serializers.CharField(read_only=True, help_text="queue or schedules")
     target = serializers.CharField(read_only=True, help_text="the topic")
-    cluster = serializers.SerializerMethodField()
+    cluster = serializers.CharField(source="on.cluster.name", read_only=True)
     condition = serializers.ChoiceField(
         choices=AlertRule.Condition.choices,
         error_messages={
@@ -481,10 +498,11 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         default=10,
         help_text="dead letters arriving and redeliveries: the minutes counted",
     )
-    # Checked in validate_webhook_url, not by a validator: a URL validator
-    # documents "uri or empty", which an empty value matches twice.
     webhook_url = serializers.CharField(
-        required=False, allow_blank=True, max_length=2000, help_text="http(s); empty: none"
+        required=False,
+        allow_blank=True,
+        max_length=2000,
+        help_text="http(s); empty: none. Shown whole to admins only",
     )
     webhook_secret = serializers.CharField(
         write_only=True,
@@ -494,9 +512,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         help_text="signs each body: X-Kmq-Signature: sha256=<HMAC-SHA256 hex>; never shown again",
     )
     has_webhook_secret = serializers.SerializerMethodField()
-    emails = serializers.ListField(
-        child=serializers.EmailField(), required=False, max_length=20, help_text="who gets an email"
-    )
+    emails = EmailLines(required=False, max_length=20, help_text="who gets an email")
 
     class Meta:
         model = AlertRule
@@ -518,36 +534,26 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = RULE_STATE
 
-    def get_target_kind(self, rule: AlertRule) -> str:
-        return "queue" if rule.queue_id else "schedules"
-
-    def get_cluster(self, rule: AlertRule) -> str:
-        return (rule.queue or rule.schedules).cluster.name
-
     def get_has_webhook_secret(self, rule: AlertRule) -> bool:
         return bool(rule.webhook_secret)
 
     def to_representation(self, rule: AlertRule) -> dict:
         shown = super().to_representation(rule)
-        shown["emails"] = rule.recipients()
+        request = self.context.get("request")
+        if rule.webhook_url and (request is None or role_of(request.user) < Role.ADMIN):
+            shown["webhook_url"] = shown_url(rule.webhook_url)
         return shown
 
-    def validate_webhook_url(self, url: str) -> str:
-        if url:
-            URLValidator(schemes=["http", "https"], message="expected an http(s) URL")(url)
-        return url
-
     def validate(self, attrs: dict) -> dict:
-        target = self.context.get("target") or self.instance.queue or self.instance.schedules
-        condition = attrs.get("condition") or self.instance.condition
-        refused = alert_condition_refused(target, condition)
-        if refused:
-            raise serializers.ValidationError({"condition": refused})
-        if "emails" in attrs:
-            attrs["emails"] = "\n".join(attrs["emails"])
+        """AlertRule.clean on the rule as it would be saved, its errors
+        under the fields they name."""
         if "webhook_secret" in attrs:
             secret = attrs.pop("webhook_secret")
             attrs["webhook_secret"] = secrets_at_rest.encrypt(secret) if secret else b""
+        rule = copy.copy(self.instance) if self.instance else AlertRule(**self.context["target"])
+        for name, value in attrs.items():
+            setattr(rule, name, value)
+        _model_clean(rule)
         return attrs
 
 

@@ -5,7 +5,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
 from django.utils import timezone
 
@@ -28,6 +28,7 @@ from kmqadmin.kmq import Backoff, QueueConfig, names, share_group
 from kmqadmin.scheduler import SchedulerConfig
 
 from .printable import printable, printable_json
+from .services.alerts import rules as alert_rules
 from .services.validators import queue_topic_name, topic_name, topic_names
 
 
@@ -650,11 +651,14 @@ class AlertRule(models.Model):
         ScheduleTopic, null=True, blank=True, on_delete=models.CASCADE, related_name="alert_rules"
     )
     condition = models.CharField(max_length=24, choices=Condition)
-    threshold = models.PositiveIntegerField(help_text="fires when the value is above this")
+    threshold = models.PositiveIntegerField(
+        validators=[MaxValueValidator(alert_rules.MAX_THRESHOLD)],
+        help_text="fires when the value is above this",
+    )
     window_minutes = models.PositiveSmallIntegerField(
         default=10,
-        validators=[MinValueValidator(1)],
-        help_text="dead letters arriving: the minutes counted",
+        validators=[MinValueValidator(1), MaxValueValidator(alert_rules.MAX_WINDOW_MINUTES)],
+        help_text="dead letters arriving and redeliveries: the minutes counted",
     )
     webhook_url = models.URLField(max_length=2000, blank=True)
     # Fernet-encrypted (secrets_at_rest.py): needed to sign, never shown again.
@@ -684,8 +688,30 @@ class AlertRule(models.Model):
         return f"{self.get_condition_display()} > {self.threshold} on {self.target}"
 
     @property
+    def on(self) -> "Queue | ScheduleTopic":
+        """What the rule watches: its queue or its schedules topic."""
+        return self.queue if self.queue_id else self.schedules
+
+    @property
     def target(self) -> str:
-        return self.queue.topic if self.queue_id else self.schedules.topic
+        return self.on.topic
+
+    @property
+    def target_kind(self) -> str:
+        return "queue" if self.queue_id else "schedules"
+
+    def clean(self) -> None:
+        """A condition its target can have, a webhook over http(s)."""
+        if self.queue_id or self.schedules_id:
+            backend = self.queue.backend if self.queue_id else None
+            problem = alert_rules.refused(self.target_kind, backend, self.condition)
+            if problem:
+                raise ValidationError({"condition": problem})
+        try:
+            if self.webhook_url:
+                URLValidator(schemes=["http", "https"])(self.webhook_url)
+        except ValidationError:
+            raise ValidationError({"webhook_url": "expected an http(s) URL"}) from None
 
     def silenced(self, now: datetime) -> bool:
         return self.silenced_until is not None and self.silenced_until > now
@@ -703,6 +729,7 @@ class AlertEvent(models.Model):
         RESOLVED = "resolved"
 
     class Told(models.TextChoices):
+        PENDING = "pending", "being told"
         SENT = "sent"
         FAILED = "failed"
         SILENCED = "silenced"

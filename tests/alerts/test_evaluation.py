@@ -25,10 +25,14 @@ SECRET = "hook-secret"
 
 
 def _rule(queue: Queue, url: str, **given: object) -> AlertRule:
-    fields = {"condition": "dead_letters", "threshold": 0, "window_minutes": 10, **given}
-    return AlertRule.objects.create(
-        queue=queue, webhook_url=url, webhook_secret=secrets_at_rest.encrypt(SECRET), **fields
-    )
+    fields = {
+        "condition": "dead_letters",
+        "threshold": 0,
+        "window_minutes": 10,
+        "webhook_secret": secrets_at_rest.encrypt(SECRET),
+        **given,
+    }
+    return AlertRule.objects.create(queue=queue, webhook_url=url, **fields)
 
 
 def _dead_letter(queue: Queue, count: int) -> None:
@@ -95,27 +99,63 @@ def test_a_receiver_answering_500_twice_gets_the_alert_on_the_third_try(
     assert rule.delivery_error == ""
 
 
-@pytest.mark.parametrize("answer", ["unreachable", 404])
-def test_a_webhook_that_cannot_be_told_is_shown_on_the_rule(registered: Queue, answer) -> None:
+@pytest.mark.parametrize("answer", ["unreachable", 404, 302])
+def test_a_webhook_that_cannot_be_told_is_shown_on_the_rule_and_told_once_it_can(
+    registered: Queue, answer
+) -> None:
     with receiver([answer] if answer != "unreachable" else []) as hook:
-        url = f"http://127.0.0.1:{free_port()}/hook" if answer == "unreachable" else hook.url
+        path = "/services/T0/B0/secret-token"
+        url = (
+            f"http://127.0.0.1:{free_port()}{path}" if answer == "unreachable" else hook.url + path
+        )
         rule = _rule(registered, url)
         QueueMinute.objects.create(queue=registered, minute=timezone.now(), dead_lettered=1)
         assert check_all()["fired"] == 1
+        rule.refresh_from_db()
+        expected = "could not be reached" if answer == "unreachable" else f"answered {answer}"
+        assert rule.firing and expected in rule.delivery_error
+        assert "secret-token" not in rule.delivery_error  # the host only
+        event = AlertEvent.objects.get(rule=rule)
+        assert event.told == "failed" and expected in event.error
+
+        AlertRule.objects.filter(pk=rule.pk).update(webhook_url=hook.url)  # fixed
+        assert check_all()["fired"] == 0  # the same alert, told now: no second event
+    event.refresh_from_db()
+    assert (event.told, event.error) == ("sent", "")
+    told = [r.json() for r in hook.received if r.body]
+    assert [t["alert"] for t in told][-1] == "firing"
     rule.refresh_from_db()
-    expected = "could not be reached" if answer == "unreachable" else "answered 404"
-    assert rule.firing and expected in rule.delivery_error
-    event = AlertEvent.objects.get(rule=rule)
-    assert event.told == "failed" and expected in event.error
+    assert rule.delivery_error == ""
 
 
-def test_a_silenced_rule_records_its_alerts_and_tells_nobody(registered: Queue) -> None:
+def test_a_silenced_rule_records_its_alerts_and_tells_one_still_on_when_the_silence_ends(
+    registered: Queue,
+) -> None:
+    now = timezone.now()
     with receiver() as hook:
-        rule = _rule(registered, hook.url, silenced_until=timezone.now() + timedelta(hours=1))
-        QueueMinute.objects.create(queue=registered, minute=timezone.now(), dead_lettered=1)
-        assert check_all()["fired"] == 1
-    assert hook.received == []
-    assert AlertEvent.objects.get(rule=rule).told == "silenced"
+        rule = _rule(registered, hook.url, silenced_until=now + timedelta(minutes=30))
+        QueueMinute.objects.create(queue=registered, minute=now, dead_lettered=1)
+        assert check_all(now)["fired"] == 1
+        assert check_all(now + timedelta(minutes=1))["fired"] == 0
+        assert hook.received == []
+        assert AlertEvent.objects.get(rule=rule).told == "silenced"
+        QueueMinute.objects.create(
+            queue=registered, minute=now + timedelta(minutes=31), dead_lettered=1
+        )
+        check_all(now + timedelta(minutes=31))  # silence over, alert still on
+        check_all(now + timedelta(minutes=32))
+    assert [r.json()["alert"] for r in hook.received] == ["firing"]
+    assert AlertEvent.objects.get(rule=rule).told == "sent"
+
+
+def test_a_check_older_than_the_last_changes_nothing(registered: Queue) -> None:
+    now = timezone.now()
+    rule = _rule(registered, "", webhook_secret=b"")
+    QueueMinute.objects.create(queue=registered, minute=now, dead_lettered=1)
+    assert check_all(now)["fired"] == 1
+    assert check_all(now - timedelta(minutes=20))["resolved"] == 0  # a late run, an old window
+    rule.refresh_from_db()
+    assert rule.firing and rule.checked_at == now
 
 
 def test_a_source_that_does_not_answer_leaves_the_alert_as_it_was(registered: Queue) -> None:

@@ -38,11 +38,15 @@ def test_an_admin_adds_a_rule_a_viewer_reads_it_and_the_secret_is_never_shown(
         "local",
     )
     assert shown["emails"] == ["oncall@example.com"] and shown["firing"] is False
+    assert shown["webhook_url"] == "https://hooks.example.com/kmq"  # an admin's answer
     listed = client_as("viewer").get("/api/v1/alerts/").json()
     assert [r["id"] for r in listed] == [shown["id"]]
+    assert listed[0]["webhook_url"] == "https://hooks.example.com/…"  # the host only
     entry = AuditEntry.objects.get(action="alert rule add")
     assert entry.status == "done" and entry.after["webhook_secret"] == "set"
-    assert "s3cret" not in str(entry.after)
+    assert entry.target == f"alert rules on queue {registered.topic}"
+    assert entry.after["id"] == shown["id"]
+    assert "s3cret" not in str(entry.after) and "/kmq" not in str(entry.after)
 
 
 @pytest.mark.parametrize(
@@ -106,6 +110,13 @@ def test_defaults_are_offered_once_and_edits_and_deletes_are_audited(registered:
         offered.json()[0]["threshold"],
         7,
     )
+    fired = AlertRule.objects.filter(pk=rule_id)
+    fired.update(firing=True, value=9)
+    moved = admin.patch(f"/api/v1/alerts/{rule_id}", {"condition": "group_lag"}, "json").json()
+    assert (moved["firing"], moved["value"]) == (False, None)  # a new condition starts unfired
+    silenced = fired.update(silenced_until=timezone.now() + timedelta(hours=1))
+    admin.patch(f"/api/v1/alerts/{rule_id}", {"threshold": 8}, "json")
+    assert silenced and fired.get().silenced_until is not None  # an edit keeps the state
     assert admin.delete(f"/api/v1/alerts/{rule_id}").status_code == 204
     assert AuditEntry.objects.get(action="alert rule delete").status == "done"
     assert admin.get(f"/api/v1/alerts/{rule_id}").status_code == 404

@@ -41,7 +41,7 @@ def queue_stats(queue: Queue) -> QueueStats:
     gauges = clients.gauges(config)
     if queue.backend == "share":
         return QueueStats(
-            depth=_share_depth(queue),
+            depth=share_depth(queue),
             **_NO_IN_FLIGHT_VIEW,
             dead_letters=gauges.dead_letters(),
             **_share_rates(queue),
@@ -58,7 +58,7 @@ def queue_stats(queue: Queue) -> QueueStats:
 _NO_IN_FLIGHT_VIEW = {"in_flight": None, "oldest_in_flight_ms": None}
 
 
-def _share_depth(queue: Queue) -> int:
+def share_depth(queue: Queue) -> int:
     """Records the share group has not finished: those from its start
     offset on, less the ones it finished past it. The broker's own lag is
     in offsets (a transaction's marker and aborted records count), so only

@@ -15,7 +15,7 @@ def decrypt(stored: bytes) -> str | None:
     """None when no key configured can read it (rotated out, or corrupt)."""
     try:
         return _fernet().decrypt(bytes(stored)).decode()
-    except InvalidToken:
+    except (InvalidToken, ValueError):  # ValueError: a configured key is not a Fernet key
         return None
 
 

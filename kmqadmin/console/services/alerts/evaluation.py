@@ -1,16 +1,22 @@
 """The minute's check of every enabled rule (beat runs ``check_all``).
 
 An alert is told when it starts and when it ends, never while it lasts: a
-rule keeps the state the last check left (``firing``), and only a check
-that changes it, by winning the conditional update, writes an event and
-tells the receivers. Two checks running at once (a slow minute overlapping
-the next) therefore tell each change once. A rule whose source did not
-answer keeps its state; the reason is on the rule. A silenced rule's
-changes are recorded and told to nobody."""
+rule keeps the state the last check left (``firing``), and only the check
+that changes it, by winning a conditional update, records the change, in
+the same transaction as its event (told ``pending``). Two checks running at
+once (a slow minute overlapping the next) therefore tell each change once.
+The event is told after the commit, so a receiver that hangs holds no lock;
+one not told (it failed, the rule was silenced or had no receiver, the
+worker died while telling it) is told at the next check that can while the
+alert lasts. A rule whose source did not answer keeps its state, the reason
+on the rule; any other failure of one rule is said on it, and the others
+are checked."""
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ...models import AlertEvent, AlertRule
@@ -18,49 +24,95 @@ from .measures import Unmeasurable, measure
 from .notifications import tell
 
 log = logging.getLogger(__name__)
+Told = AlertEvent.Told
+# An event still "pending" this long after its check was being told by a
+# worker that died (a webhook's tries take under a minute).
+TELLING_S = 120
+OWED = (Told.PENDING, Told.FAILED, Told.SILENCED, Told.NOBODY)
 
 
 def check_all(now: datetime | None = None) -> dict[str, int]:
-    """Every enabled rule at ``now`` (the wall clock unless given)."""
-    now = now or timezone.now()
-    counts = {"checked": 0, "unmeasurable": 0, "fired": 0, "resolved": 0}
-    rules = AlertRule.objects.filter(enabled=True).select_related(
-        "queue__cluster", "schedules__cluster"
-    )
-    for rule in rules:
-        counts[check(rule, now)] += 1
+    """Every enabled rule, each at ``now`` (its own wall clock unless given)."""
+    counts = {"checked": 0, "unmeasurable": 0, "fired": 0, "resolved": 0, "failed": 0}
+    for pk in AlertRule.objects.filter(enabled=True).values_list("pk", flat=True):
+        counts[check(pk, now or timezone.now())] += 1
     return counts
 
 
-def check(rule: AlertRule, now: datetime) -> str:
-    """What the check found: unmeasurable, fired, resolved or (no change) checked."""
-    same = AlertRule.objects.filter(pk=rule.pk)
+def check(pk: int, now: datetime) -> str:
+    """What the check of rule ``pk`` found: unmeasurable, fired, resolved,
+    failed (said on the rule) or checked (no change)."""
+    rule = AlertRule.objects.select_related("queue__cluster", "schedules__cluster").filter(pk=pk)
+    rule = rule.first()
+    if rule is None:
+        return "checked"  # deleted since the list was read
+    try:
+        return _check(rule, now)
+    except Exception as exc:  # one rule's bug or bad data must not stop the others
+        log.exception("alert rule %s could not be checked", pk)
+        _newer(pk, now).update(checked_at=now, check_error=f"{type(exc).__name__}: {exc}")
+        return "failed"
+
+
+def _check(rule: AlertRule, now: datetime) -> str:
     try:
         value = measure(rule, now)
     except Unmeasurable as exc:
-        same.update(checked_at=now, check_error=str(exc))
+        _newer(rule.pk, now).update(checked_at=now, check_error=str(exc))
         return "unmeasurable"
-    same.update(value=value, checked_at=now, check_error="")
+    if not _newer(rule.pk, now).update(value=value, checked_at=now, check_error=""):
+        return "checked"  # a later check has been here already
     breaching = value > rule.threshold
-    if breaching == rule.firing or not same.filter(firing=rule.firing).update(firing=breaching):
+    event = _record_change(rule, breaching, value, now) if breaching != rule.firing else None
+    if event is None:
+        _tell_owed(rule, now)
         return "checked"
-    kind = AlertEvent.Kind.FIRING if breaching else AlertEvent.Kind.RESOLVED
-    event = AlertEvent(rule=rule, at=now, kind=kind, value=value, threshold=rule.threshold)
     _tell(rule, event, now)
-    event.save()
     return "fired" if breaching else "resolved"
+
+
+def _newer(pk: int, now: datetime):
+    """The rule, unless a check at a later time has already been."""
+    return AlertRule.objects.filter(Q(checked_at__isnull=True) | Q(checked_at__lte=now), pk=pk)
+
+
+def _record_change(rule: AlertRule, breaching: bool, value: float, now: datetime):
+    kind = AlertEvent.Kind.FIRING if breaching else AlertEvent.Kind.RESOLVED
+    with transaction.atomic():
+        won = AlertRule.objects.filter(pk=rule.pk, firing=rule.firing).update(firing=breaching)
+        if not won:
+            return None  # another check recorded this change
+        return AlertEvent.objects.create(
+            rule=rule, at=now, kind=kind, value=value, threshold=rule.threshold, told=Told.PENDING
+        )
+
+
+def _tell_owed(rule: AlertRule, now: datetime) -> None:
+    """The current alert's event again, if it was not told and can be now."""
+    last = rule.events.order_by("-id").first()
+    state = AlertEvent.Kind.FIRING if rule.firing else AlertEvent.Kind.RESOLVED
+    if last is None or last.kind != state or last.told not in OWED:
+        return
+    if last.told == Told.PENDING and last.at > now - timedelta(seconds=TELLING_S):
+        return  # being told now, by the check that recorded it
+    if last.told == Told.FAILED or _receivers(rule, now):
+        _tell(rule, last, now)
+
+
+def _receivers(rule: AlertRule, now: datetime) -> bool:
+    return not rule.silenced(now) and bool(rule.webhook_url or rule.recipients())
 
 
 def _tell(rule: AlertRule, event: AlertEvent, now: datetime) -> None:
     if rule.silenced(now):
-        event.told = AlertEvent.Told.SILENCED
-        return
-    if not (rule.webhook_url or rule.recipients()):
-        event.told = AlertEvent.Told.NOBODY
-        return
-    told = tell(rule, event)
-    event.attempts, event.error = told.attempts, told.error
-    event.told = AlertEvent.Told.FAILED if told.error else AlertEvent.Told.SENT
-    AlertRule.objects.filter(pk=rule.pk).update(delivery_error=told.error)
-    if told.error:
-        log.warning("alert %s on %s not told: %s", event.kind, rule.target, told.error)
+        told, attempts, error = Told.SILENCED, 0, ""
+    elif not (rule.webhook_url or rule.recipients()):
+        told, attempts, error = Told.NOBODY, 0, ""
+    else:
+        result = tell(rule, event)
+        attempts, error = event.attempts + result.attempts, result.error
+        told = Told.FAILED if error else Told.SENT
+        AlertRule.objects.filter(pk=rule.pk).update(delivery_error=error)
+        if error:
+            log.warning("alert %s on %s not told: %s", event.kind, rule.target, error)
+    AlertEvent.objects.filter(pk=event.pk).update(told=told, attempts=attempts, error=error)

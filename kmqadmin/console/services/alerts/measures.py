@@ -15,9 +15,10 @@ from kmqadmin.kmq.share_counts import MINUTE_MS
 from ...models import AlertRule, Queue, QueueMinute
 from .. import clients, groups
 from ..availability import KafkaAway
-from ..queue_stats import in_flight
+from ..queue_stats import in_flight, share_depth
 
 Condition = AlertRule.Condition
+CATCH_UP_S = 5.0
 
 
 class Unmeasurable(Exception):
@@ -48,6 +49,8 @@ def _counted(queue: Queue, what: str, minutes: int, now: datetime) -> int:
         window = clients.share_counts(queue.config()).last(
             minutes + 1, now=int(now.timestamp() * 1000) + MINUTE_MS
         )
+        if not window.complete:
+            raise Unmeasurable("the counts topic was not read to its end in time")
         if what == "dead":
             return sum(c.dead_lettered for c in window.minutes)
         return sum(c.released + c.delayed for c in window.minutes)
@@ -58,6 +61,10 @@ def _counted(queue: Queue, what: str, minutes: int, now: datetime) -> int:
 
 
 def _oldest_in_flight(rule: AlertRule, now: datetime) -> float:
+    """From the in-flight view once it has read every marker: a view just
+    made (a worker restarted) would miss acks and see old deliveries."""
+    if not clients.in_flight(rule.queue.config()).catch_up(CATCH_UP_S):
+        raise Unmeasurable(f"the markers could not be read to their end in {CATCH_UP_S:g} s")
     oldest_ms = in_flight(rule.queue)["oldest_in_flight_ms"]
     return 0.0 if oldest_ms is None else round(oldest_ms / 1000, 1)
 
@@ -68,10 +75,14 @@ def _markers_lag(rule: AlertRule, now: datetime) -> float:
 
 
 def _group_lag(rule: AlertRule, now: datetime) -> float:
+    """A queue's: its records not yet taken, as the dashboard's depth counts
+    them (so a queue filling with no worker at all alerts too); a schedules
+    topic's: its scheduler group's lag."""
     if rule.schedules_id:
         return _group(rule, "consumer", rule.schedules.group_id).total_lag
-    kind = "share" if rule.queue.backend == "share" else "consumer"
-    return _group(rule, kind, rule.queue.group_id).total_lag
+    if rule.queue.backend == "share":
+        return share_depth(rule.queue)
+    return clients.gauges(rule.queue.config()).depth()
 
 
 def _idle_workers(rule: AlertRule, now: datetime) -> float:
@@ -81,16 +92,17 @@ def _idle_workers(rule: AlertRule, now: datetime) -> float:
         rule.schedules.group_id if rule.schedules_id else rule.queue.config().tracker_group_id
     )
     try:
-        members = _group(rule, "consumer", group_id).group.members
+        group = _group(rule, "consumer", group_id).group
     except Unmeasurable:
         return 0.0  # no group: no worker at all, none idle
-    return float(sum(1 for m in members if not m.assignment))
+    if group.state != "Stable":
+        raise Unmeasurable(f"group {group_id} is {group.state}: members are being given partitions")
+    return float(sum(1 for m in group.members if not m.assignment))
 
 
 def _group(rule: AlertRule, kind: str, group_id: str) -> groups.GroupDetail:
-    cluster = rule.queue.cluster if rule.queue_id else rule.schedules.cluster
     try:
-        return groups.detail(cluster, kind, group_id)
+        return groups.detail(rule.on.cluster, kind, group_id)
     except Http404:
         raise Unmeasurable(f"there is no {kind} group {group_id} yet") from None
 

@@ -2,9 +2,12 @@
 
 A webhook gets a JSON body (or Slack's ``{"text": …}``) by POST, signed
 when the rule has a secret: ``X-Kmq-Signature: sha256=<hex>``, the
-HMAC-SHA256 of the body's bytes, as GitHub signs its webhooks. A 5xx or a
-connection that fails is tried again (urllib3's Retry, backing off 0.5 s,
-1 s, 2 s); each try waits CONNECT_S to connect and READ_S for the answer.
+HMAC-SHA256 of the body's bytes, as GitHub signs its webhooks. Only a 2xx
+is told: a redirect is not followed (it would turn the POST into a GET). A
+429, a 5xx or a connection that fails is tried again (urllib3's Retry: at
+once, then after 1 s and 2 s); each try waits CONNECT_S to connect and
+READ_S for the answer. A webhook URL holds its secret as often as not
+(Slack's do): errors and logs name only its scheme and host.
 Emails go through Django's email backend (EMAIL_URL). What failed is said,
 never raised: a receiver that is down must not stop the other rules'
 checks."""
@@ -13,6 +16,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
@@ -67,7 +71,7 @@ def body(rule: AlertRule, event: AlertEvent) -> bytes:
             "alert": event.kind,
             "rule": rule.pk,
             "target": rule.target,
-            "target_kind": "queue" if rule.queue_id else "schedules",
+            "target_kind": rule.target_kind,
             "condition": rule.condition,
             "value": event.value,
             "threshold": event.threshold,
@@ -81,8 +85,14 @@ def signature(secret: str, payload: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), payload, hashlib.sha256).hexdigest()
 
 
+def shown_url(url: str) -> str:
+    """Scheme and host only: the rest of a webhook URL may be its secret."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}/…" if parts.scheme else "…"
+
+
 def _post(rule: AlertRule, event: AlertEvent) -> tuple[int, str]:
-    payload = body(rule, event)
+    payload, where = body(rule, event), shown_url(rule.webhook_url)
     headers = {"Content-Type": "application/json", "User-Agent": "kmqadmin-alerts"}
     if rule.webhook_secret:
         secret = secrets_at_rest.decrypt(rule.webhook_secret)
@@ -94,21 +104,27 @@ def _post(rule: AlertRule, event: AlertEvent) -> tuple[int, str]:
         session.mount("https://", HTTPAdapter(max_retries=_retry()))
         try:
             answer = session.post(
-                rule.webhook_url, data=payload, headers=headers, timeout=(CONNECT_S, READ_S)
+                rule.webhook_url,
+                data=payload,
+                headers=headers,
+                timeout=(CONNECT_S, READ_S),
+                allow_redirects=False,
             )
-        except requests.RequestException as exc:
-            return RETRIES + 1, f"{rule.webhook_url} could not be reached: {_reason(exc)}"
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            return RETRIES + 1, f"{where} could not be reached: {_reason(exc)}"
+        except requests.RequestException as exc:  # a URL requests cannot use
+            return 1, f"{where} cannot be called: {type(exc).__name__}"
     attempts = len(answer.raw.retries.history) + 1 if answer.raw.retries else 1
-    if answer.ok:
+    if 200 <= answer.status_code < 300:
         return attempts, ""
-    return attempts, f"{rule.webhook_url} answered {answer.status_code} {answer.reason}"
+    return attempts, f"{where} answered {answer.status_code} {answer.reason}"
 
 
 def _retry() -> Retry:
     return Retry(
         total=RETRIES,
         backoff_factor=BACKOFF_S,
-        status_forcelist=range(500, 600),
+        status_forcelist=[429, *range(500, 600)],
         allowed_methods={"POST"},
         raise_on_status=False,
         respect_retry_after_header=False,
@@ -116,9 +132,10 @@ def _retry() -> Retry:
 
 
 def _reason(exc: requests.RequestException) -> str:
-    """The innermost cause: requests wraps urllib3's MaxRetryError."""
+    """The innermost cause: requests wraps urllib3's MaxRetryError, whose
+    text repeats the whole URL; the cause names only the host."""
     cause = getattr(exc.args[0], "reason", None) if exc.args else None
-    return str(cause or exc)
+    return str(cause) if cause is not None else type(exc).__name__
 
 
 def _subject(rule: AlertRule, event: AlertEvent) -> str:

@@ -3,6 +3,7 @@ from django.urls import path, re_path
 from kmqadmin.kmq import names
 
 from .views import (
+    alerts,
     audit,
     browser,
     dashboard,
@@ -32,6 +33,13 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.scrape, name="metrics"),
     path("audit/", audit.log, name="audit"),
+    path("alerts/", alerts.index, name="alerts"),
+    path("alerts/history/", alerts.history, name="alert-history"),
+    path("alerts/new", alerts.edit, name="new-alert"),
+    path("alerts/<int:pk>/edit", alerts.edit, name="edit-alert"),
+    path("alerts/<int:pk>/delete", alerts.delete, name="delete-alert"),
+    path("alerts/<int:pk>/silence", alerts.silence, name="silence-alert"),
+    path("alerts/defaults/<int:queue_pk>", alerts.defaults, name="alert-defaults"),
     path("search/", search.search, name="search"),
     path("tasks/<str:task_id>", tasks.progress, name="task"),
     path("registry/", registry.index, name="registry"),

@@ -35,6 +35,8 @@ def stack(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> It
         # No e2e test reads the charts; the analytics job would start a Spark
         # session in each of the worker's processes, beside the suite's own.
         KMQ_ANALYTICS_EVERY_S="0",
+        # Alert rules checked every 5 s rather than each minute: test_alerts waits on one.
+        KMQ_ALERTS_EVERY_S="5",
     )
     try:
         yield Stack(*run.up(), kafka.bootstrap_servers)

@@ -35,6 +35,8 @@ def test_every_page_fits_at_1280_and_1920_px(page: Page, stack: Stack) -> None:
         "dlq": f"/queues/{topic}/dlq/",
         "produce": f"/queues/{topic}/produce",
         "audit": "/audit/",
+        "alerts": "/alerts/",
+        "alert-history": "/alerts/history/",
         "registry": "/registry/",
         "topics": f"/clusters/{cluster}/topics/",
         "browse": f"/clusters/{cluster}/topics/{topic}/browse",

@@ -72,7 +72,8 @@ class Walk:
 
 def walk_queue(walk: Walk, queue: Queue) -> None:
     topic = queue.topic
-    for url in ("/", "/healthz", "/audit/", "/registry/", f"/queues/{topic}/"):
+    pages = ("/", "/healthz", "/audit/", "/registry/", "/alerts/", "/alerts/history/")
+    for url in (*pages, f"/queues/{topic}/"):
         walk.get(walk.console, url)
     api = f"/api/v1/queues/{topic}"
     for url in ("/api/v1/queues/", f"{api}/stats"):

@@ -477,6 +477,26 @@ class QueueMinute(models.Model):
         return f"{self.queue} {self.minute:%Y-%m-%d %H:%M}"
 
 
+class ScheduleMinute(models.Model):
+    """How late a schedules topic's schedulers fired in one minute: per
+    bucket of scheduler/lateness.py's BOUNDS_S (+Inf last), not cumulative.
+    The workers add what their schedulers fired every few seconds, as they
+    add the trackers' counts, so an alert reads a p99 without a metrics store."""
+
+    schedules = models.ForeignKey(ScheduleTopic, on_delete=models.CASCADE, related_name="minutes")
+    minute = models.DateTimeField()
+    late = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["schedules", "-minute"]
+        constraints = [
+            models.UniqueConstraint(fields=["schedules", "minute"], name="unique_schedules_minute")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.schedules} {self.minute:%Y-%m-%d %H:%M}"
+
+
 class LifecycleMinute(models.Model):
     """What the analytics pipeline computed for a queue in one minute.
 
@@ -643,6 +663,7 @@ class AlertRule(models.Model):
         MARKERS_LAG = "markers_lag", "tracker markers lag (records)"
         GROUP_LAG = "group_lag", "consumer or share group lag"
         IDLE_WORKERS = "idle_workers", "workers owning no partitions"
+        LATENESS_P99 = "lateness_p99", "scheduler fire lateness p99 (seconds)"
 
     queue = models.ForeignKey(
         Queue, null=True, blank=True, on_delete=models.CASCADE, related_name="alert_rules"

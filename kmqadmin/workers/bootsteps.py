@@ -21,6 +21,7 @@ from django.db import close_old_connections
 from . import metrics_port
 from .counts import CountPublisher
 from .host import ServiceHost
+from .lateness import LatenessPublisher
 from .services import wanted_services
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class HostServices(bootsteps.StartStopStep):
         self.slot = worker.hostname
         self.host = ServiceHost()
         self.counts = CountPublisher()
+        self.lateness = LatenessPublisher()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._metrics: WSGIServer | None = None
@@ -63,7 +65,8 @@ class HostServices(bootsteps.StartStopStep):
 
     def _watch(self) -> None:
         """Picks up queues registered, edited or removed while the worker
-        runs, and adds the trackers' counts to the dashboard's minutes."""
+        runs, and adds the trackers' counts and the schedulers' lateness to
+        the database's minutes."""
         every = settings.KMQ_SERVICES_REFRESH_S
         next_refresh = time.monotonic() + every
         while not self._stop.wait(min(every, COUNTS_EVERY_S)):
@@ -72,6 +75,7 @@ class HostServices(bootsteps.StartStopStep):
                     next_refresh = time.monotonic() + every
                     self._refresh()
                 self.counts.publish(self.host.running)
+                self.lateness.publish(self.host.running)
             except Exception:  # the database may be away for a while: keep what runs
                 log.exception("could not refresh the hosted services; keeping the current ones")
             finally:

@@ -11,8 +11,9 @@ from django.db.models import Sum
 from django.http import Http404
 
 from kmqadmin.kmq.share_counts import MINUTE_MS
+from kmqadmin.scheduler.lateness import BOUNDS_S
 
-from ...models import AlertRule, Queue, QueueMinute
+from ...models import AlertRule, Queue, QueueMinute, ScheduleMinute
 from .. import clients, groups
 from ..availability import KafkaAway
 from ..queue_stats import in_flight, share_depth
@@ -100,6 +101,26 @@ def _idle_workers(rule: AlertRule, now: datetime) -> float:
     return float(sum(1 for m in group.members if not m.assignment))
 
 
+def _lateness_p99(rule: AlertRule, now: datetime) -> float:
+    """Seconds, at most, within which 99 % of the window's fires fired: the
+    upper bound of the bucket the 99th percentile falls in (Prometheus's
+    histogram_quantile interpolates inside it); past the last bound, that
+    bound (at least that late). No fire: 0."""
+    since = now.replace(second=0, microsecond=0) - timedelta(minutes=rule.window_minutes)
+    rows = ScheduleMinute.objects.filter(
+        schedules=rule.schedules, minute__gte=since, minute__lte=now
+    )
+    counts = [0] * (len(BOUNDS_S) + 1)
+    for row in rows:
+        counts = [c + n for c, n in zip(counts, row.late, strict=True)]
+    wanted, running = 0.99 * sum(counts), 0
+    for bound, count in zip((*BOUNDS_S, BOUNDS_S[-1]), counts, strict=True):
+        running += count
+        if running and running >= wanted:
+            return bound
+    return 0.0
+
+
 def _group(rule: AlertRule, kind: str, group_id: str) -> groups.GroupDetail:
     try:
         return groups.detail(rule.on.cluster, kind, group_id)
@@ -114,4 +135,5 @@ _MEASURES = {
     Condition.MARKERS_LAG: _markers_lag,
     Condition.GROUP_LAG: _group_lag,
     Condition.IDLE_WORKERS: _idle_workers,
+    Condition.LATENESS_P99: _lateness_p99,
 }

@@ -7,8 +7,8 @@ MAX_THRESHOLD = 2**31 - 1  # what every database holds in an integer column
 MAX_SILENCE_MINUTES = 7 * 24 * 60
 # Read from a queue's tracker or its in-flight view: a share queue has none.
 TRACKER_ONLY = {"oldest_in_flight", "markers_lag", "idle_workers"}
-# A schedules topic's: its scheduler group's lag and members.
-SCHEDULES = {"group_lag", "idle_workers"}
+# A schedules topic's: its scheduler group's lag and members, how late it fired.
+SCHEDULES = {"group_lag", "idle_workers", "lateness_p99"}
 # Offered to a new queue, told to nobody until a receiver is set: any dead
 # letter in 10 minutes, 100 redeliveries a minute, a delivery in flight an
 # hour, a tracker 10,000 markers behind, a worker with no partition.
@@ -29,6 +29,8 @@ def refused(target_kind: str, backend: str | None, condition: str) -> str | None
         if condition not in SCHEDULES:
             return f"a schedules topic's rule is one of: {', '.join(sorted(SCHEDULES))}"
         return None
+    if condition == "lateness_p99":
+        return "lateness_p99 is a schedules topic's: its schedulers fire late"
     if backend == "share" and condition in TRACKER_ONLY:
         return f"{condition} reads a kmq tracker; a share queue has none"
     return None

@@ -107,9 +107,13 @@ def test_an_operator_silences_and_unsilences_and_a_viewer_cannot(registered: Que
 def test_a_queue_without_rules_is_offered_the_defaults(registered: Queue) -> None:
     admin = client_as("admin")
     assert "Add the default rules" in admin.get("/alerts/").content.decode()
+    queue_page = admin.get(f"/queues/{registered.topic}/").content.decode()
+    assert "data-offer-alert-rules" in queue_page and "0 alert rules" in queue_page
     admin.post(f"/alerts/defaults/{registered.pk}")
     assert AlertRule.objects.filter(queue=registered).count() == 5
     assert "Add the default rules" not in admin.get("/alerts/").content.decode()
+    queue_page = admin.get(f"/queues/{registered.topic}/").content.decode()
+    assert "data-offer-alert-rules" not in queue_page and "5 alert rules" in queue_page
     rule = AlertRule.objects.filter(queue=registered).first()
     assert admin.post(f"/alerts/{rule.pk}/delete").status_code == 302
     assert AlertRule.objects.filter(queue=registered).count() == 4

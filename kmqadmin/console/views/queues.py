@@ -50,6 +50,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
         "can_act": role >= Role.OPERATOR,
         "is_admin": role >= Role.ADMIN,
         "missing_topics": _missing_topics(queue) if role >= Role.ADMIN else [],
+        "alert_rules": queue.alert_rules.count(),
     }
     if queue.backend == "share":
         context |= {"share": share_groups.view(queue), "share_reset": ResetForm()}

@@ -13,6 +13,7 @@ from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue
 from kmqadmin.console.services import secrets_at_rest
 from kmqadmin.console.services.alerts.notifications import shown_url
 from kmqadmin.console.services.alerts.rules import (
+    MAX_EMAILS,
     MAX_SILENCE_MINUTES,
     MAX_THRESHOLD,
     MAX_WINDOW_MINUTES,
@@ -512,7 +513,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         help_text="signs each body: X-Kmq-Signature: sha256=<HMAC-SHA256 hex>; never shown again",
     )
     has_webhook_secret = serializers.SerializerMethodField()
-    emails = EmailLines(required=False, max_length=20, help_text="who gets an email")
+    emails = EmailLines(required=False, max_length=MAX_EMAILS, help_text="who gets an email")
 
     class Meta:
         model = AlertRule

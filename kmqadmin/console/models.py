@@ -478,14 +478,16 @@ class QueueMinute(models.Model):
 
 
 class ScheduleMinute(models.Model):
-    """How late a schedules topic's schedulers fired in one minute: per
-    bucket of scheduler/lateness.py's BOUNDS_S (+Inf last), not cumulative.
+    """How late a schedules topic's schedulers fired in one minute: fires
+    per bucket of scheduler/lateness.py's BOUNDS_S, keyed by its bound in
+    seconds ("+Inf" last), not cumulative; keyed, so a row outlives a change
+    of the bounds.
     The workers add what their schedulers fired every few seconds, as they
     add the trackers' counts, so an alert reads a p99 without a metrics store."""
 
     schedules = models.ForeignKey(ScheduleTopic, on_delete=models.CASCADE, related_name="minutes")
     minute = models.DateTimeField()
-    late = models.JSONField(default=list)
+    late = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["schedules", "-minute"]
@@ -661,7 +663,7 @@ class AlertRule(models.Model):
         OLDEST_IN_FLIGHT = "oldest_in_flight", "oldest in-flight delivery (seconds)"
         REDELIVERIES = "redeliveries", "redeliveries per minute"
         MARKERS_LAG = "markers_lag", "tracker markers lag (records)"
-        GROUP_LAG = "group_lag", "consumer or share group lag"
+        GROUP_LAG = "group_lag", "group lag (a queue's: records not yet taken)"
         IDLE_WORKERS = "idle_workers", "workers owning no partitions"
         LATENESS_P99 = "lateness_p99", "scheduler fire lateness p99 (seconds)"
 
@@ -679,7 +681,7 @@ class AlertRule(models.Model):
     window_minutes = models.PositiveSmallIntegerField(
         default=10,
         validators=[MinValueValidator(1), MaxValueValidator(alert_rules.MAX_WINDOW_MINUTES)],
-        help_text="dead letters arriving and redeliveries: the minutes counted",
+        help_text="dead letters, redeliveries and lateness: the minutes counted",
     )
     webhook_url = models.URLField(max_length=2000, blank=True)
     # Fernet-encrypted (secrets_at_rest.py): needed to sign, never shown again.
@@ -762,6 +764,9 @@ class AlertEvent(models.Model):
     value = models.FloatField()
     threshold = models.PositiveIntegerField()
     told = models.CharField(max_length=8, choices=Told)
+    # When the last telling began: a "pending" event older than a telling
+    # can take was left by a worker that died, and is told again.
+    told_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
 

@@ -16,6 +16,12 @@ from dataclasses import dataclass
 BOUNDS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
+def bucket_keys() -> list[str]:
+    """Each bucket's bound as text ("+Inf" last): how a row of counts per
+    bucket names them, so it stays readable if the bounds change."""
+    return [*(f"{bound:g}" for bound in BOUNDS_S), "+Inf"]
+
+
 @dataclass(frozen=True, slots=True)
 class LatenessSnapshot:
     buckets: tuple[tuple[float, int], ...]  # (upper bound s, count at or below), +Inf last

@@ -6,7 +6,9 @@ its schedules topic's current minute. Summed by the database, so any number
 of workers may serve one topic; a scheduler of a queue's backoff (not a
 registered schedules topic) is left out."""
 
+from collections import Counter
 from collections.abc import Hashable, Mapping
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -14,13 +16,13 @@ from django.utils import timezone
 from kmqadmin.console.models import ScheduleMinute, ScheduleTopic
 from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.scheduler import Scheduler
-from kmqadmin.scheduler.lateness import LatenessSnapshot
+from kmqadmin.scheduler.lateness import LatenessSnapshot, bucket_keys
 
 
 class LatenessPublisher:
     def __init__(self) -> None:
         # Keyed by the scheduler itself (held, so its id is never reused meanwhile).
-        self._seen: dict[Scheduler, list[int]] = {}
+        self._seen: dict[Scheduler, dict[str, int]] = {}
 
     def publish(self, running: Mapping[Hashable, Service]) -> None:
         schedulers = [s for s in running.values() if isinstance(s, Scheduler)]
@@ -28,19 +30,22 @@ class LatenessPublisher:
         minute = timezone.now().replace(second=0, microsecond=0)
         for scheduler in schedulers:
             now = per_bucket(scheduler.stats().lateness)
-            before = self._seen.get(scheduler, [0] * len(now))
-            added = [n - b for n, b in zip(now, before, strict=True)]
-            if any(added):
+            before = self._seen.get(scheduler, {})
+            added = {
+                key: n - before.get(key, 0) for key, n in now.items() if n > before.get(key, 0)
+            }
+            if added:
                 topic = _topic_of(scheduler)
                 if topic is not None:
                     _add(topic, minute, added)
             self._seen[scheduler] = now
 
 
-def per_bucket(snapshot: LatenessSnapshot) -> list[int]:
-    """The snapshot's cumulative counts as one count per bucket."""
+def per_bucket(snapshot: LatenessSnapshot) -> dict[str, int]:
+    """The snapshot's cumulative counts as one count per bucket, by bound."""
     cumulative = [count for _, count in snapshot.buckets]
-    return [c - p for c, p in zip(cumulative, [0, *cumulative[:-1]], strict=True)]
+    counts = [c - p for c, p in zip(cumulative, [0, *cumulative[:-1]], strict=True)]
+    return dict(zip(bucket_keys(), counts, strict=True))
 
 
 def _topic_of(scheduler: Scheduler) -> ScheduleTopic | None:
@@ -50,11 +55,10 @@ def _topic_of(scheduler: Scheduler) -> ScheduleTopic | None:
     return next((t for t in candidates if t.config() == scheduler.config), None)
 
 
-def _add(topic: ScheduleTopic, minute, added: list[int]) -> None:
+def _add(topic: ScheduleTopic, minute: datetime, added: dict[str, int]) -> None:
     with transaction.atomic():
         row, _ = ScheduleMinute.objects.select_for_update().get_or_create(
             schedules=topic, minute=minute
         )
-        kept = row.late or [0] * len(added)
-        row.late = [k + a for k, a in zip(kept, added, strict=True)]
+        row.late = dict(Counter(row.late) + Counter(added))
         row.save(update_fields=["late"])

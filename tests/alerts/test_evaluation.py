@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue, QueueMinute
 from kmqadmin.console.services import clients, letters, secrets_at_rest
-from kmqadmin.console.services.alerts import notifications
+from kmqadmin.console.services.alerts import changes, notifications
 from kmqadmin.console.services.alerts.evaluation import check_all
 from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.kmq import QueueClient, RedeliveryTracker
@@ -183,3 +183,46 @@ def test_lag_and_workers_are_read_from_the_groups(registered: Queue) -> None:
         rule.refresh_from_db()
         assert rule.check_error == "" and rule.value is not None, rule.check_error
     assert idle.value == 0
+
+
+def test_an_alert_that_ended_unheard_is_not_told_as_resolved_later(registered: Queue) -> None:
+    """Fired and resolved with no receiver: a webhook added afterwards hears
+    neither, rather than a lone "resolved"."""
+    now = timezone.now()
+    rule = _rule(registered, "")
+    QueueMinute.objects.create(queue=registered, minute=now, dead_lettered=1)
+    assert check_all(now)["fired"] == 1
+    assert check_all(now + timedelta(minutes=12))["resolved"] == 1
+    with receiver() as hook:
+        AlertRule.objects.filter(pk=rule.pk).update(webhook_url=hook.url)
+        check_all(now + timedelta(minutes=13))
+    assert hook.received == []
+    assert list(AlertEvent.objects.values_list("told", flat=True)) == ["nobody", "nobody"]
+
+
+def test_a_new_condition_on_a_firing_rule_ends_its_alert_told_by_the_next_check(
+    registered: Queue,
+) -> None:
+    now = timezone.now()
+    with receiver() as hook:
+        rule = _rule(registered, hook.url)
+        QueueMinute.objects.create(queue=registered, minute=now, dead_lettered=1)
+        assert check_all(now)["fired"] == 1
+        changes.change(user_with("admin"), rule, {"condition": "redeliveries", "threshold": 50})
+        check_all(now + timedelta(minutes=1))
+        check_all(now + timedelta(minutes=2))
+    assert [r.json()["alert"] for r in hook.received] == ["firing", "resolved"]
+    rule.refresh_from_db()
+    assert not rule.firing and rule.condition == "redeliveries"
+
+
+def test_workers_all_stopped_are_no_idle_worker(registered: Queue) -> None:
+    config = registered.config()
+    tracker = RedeliveryTracker(config)
+    tracker.start()
+    wait_for(lambda: tracker.stats().partitions, 30, "the tracker's partitions")
+    tracker.stop()  # the group stays, Empty, with its offsets
+    rule = AlertRule.objects.create(queue=registered, condition="idle_workers", threshold=0)
+    assert check_all()["unmeasurable"] == 0
+    rule.refresh_from_db()
+    assert (rule.value, rule.check_error) == (0, "")

@@ -86,6 +86,12 @@ def test_an_edit_keeps_the_secret_and_the_checks_state(registered: Queue) -> Non
     assert secrets_at_rest.decrypt(rule.webhook_secret) == "s3cret"
     entry = AuditEntry.objects.get(action="alert rule change")
     assert (entry.before["threshold"], entry.after["threshold"]) == (0, 7)
+    admin.post(f"/alerts/{rule.pk}/edit", edit | {"remove_webhook_secret": "on"})
+    rule.refresh_from_db()
+    assert bytes(rule.webhook_secret) == b""
+    too_many = "\n".join(f"a{n}@example.com" for n in range(21))
+    refused = admin.post(f"/alerts/{rule.pk}/edit", edit | {"emails": too_many})
+    assert refused.status_code == 400 and "20 addresses at most" in refused.content.decode()
 
 
 def test_an_operator_silences_and_unsilences_and_a_viewer_cannot(registered: Queue) -> None:

@@ -2,7 +2,8 @@
 (registry: clusters, queues, schedules topics), the queue page (queue: an
 action on a delivery, a replay), the DLQ filter the API reuses (letters),
 schedules (schedule), the audit log's filter (audit), the topic browser
-(browse), producing a message (produce) and a group's offset reset (reset).
+(browse), producing a message (produce), a group's offset reset (reset) and
+an alert rule (alerts).
 
 Forms parse what a person typed; what it does is the services' (console/
 services/), which the forms may import, with the models and the cores.

@@ -5,6 +5,7 @@ from django import forms
 from ..models import AlertRule, Queue, ScheduleTopic
 from ..services import secrets_at_rest
 from ..services.alerts.changes import EDITABLE
+from ..services.alerts.rules import MAX_EMAILS
 
 
 class AlertRuleForm(forms.ModelForm):
@@ -18,10 +19,13 @@ class AlertRuleForm(forms.ModelForm):
         widget=forms.PasswordInput,
         help_text="signs each body (X-Kmq-Signature: sha256=…); empty keeps the one set",
     )
+    remove_webhook_secret = forms.BooleanField(
+        required=False, help_text="sign nothing from now on (an empty secret keeps the one set)"
+    )
     emails = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="one address per line",
+        help_text=f"one address per line, {MAX_EMAILS} at most",
     )
 
     class Meta:
@@ -51,15 +55,21 @@ class AlertRuleForm(forms.ModelForm):
 
     def clean_emails(self) -> str:
         lines = [line.strip() for line in self.cleaned_data["emails"].splitlines() if line.strip()]
+        if len(lines) > MAX_EMAILS:
+            raise forms.ValidationError(f"{MAX_EMAILS} addresses at most")
         for line in lines:
             forms.EmailField().clean(line)
         return "\n".join(lines)
 
-    def clean_webhook_secret(self) -> bytes:
-        secret = self.cleaned_data["webhook_secret"]
-        kept = self.instance.webhook_secret or b""
+    def clean(self) -> dict:
+        """The secret: a new one, none if asked, else the one set."""
+        data = super().clean()
+        secret, kept = data.get("webhook_secret"), self.instance.webhook_secret or b""
+        if data.get("remove_webhook_secret"):
+            kept = b""
         self.instance.webhook_secret = secrets_at_rest.encrypt(secret) if secret else kept
-        return self.instance.webhook_secret
+        data["webhook_secret"] = self.instance.webhook_secret
+        return data
 
     def changed_fields(self) -> dict[str, object]:
         """What an edit sets: the editable fields as cleaned."""

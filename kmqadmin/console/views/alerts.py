@@ -14,7 +14,7 @@ from ..forms.alerts import AlertRuleForm
 from ..models import AlertEvent, AlertRule, Queue
 from ..services.alerts import changes
 from ..services.alerts.notifications import shown_url
-from ..services.alerts.rules import MAX_SILENCE_MINUTES
+from ..services.alerts.rules import DEFAULTS_TEXT, MAX_SILENCE_MINUTES, WINDOWED
 from ..services.roles import Role, role_of
 
 PAGE = 50
@@ -34,6 +34,8 @@ def index(request: HttpRequest) -> HttpResponse:
         "can_silence": role >= Role.OPERATOR,
         "is_admin": role >= Role.ADMIN,
         "now": timezone.now(),
+        "defaults": DEFAULTS_TEXT,
+        "windowed": WINDOWED,
     }
     return render(request, "console/alerts.html", context)
 
@@ -91,7 +93,9 @@ def defaults(request: HttpRequest, queue_pk: int) -> HttpResponse:
 def history(request: HttpRequest) -> HttpResponse:
     events = AlertEvent.objects.select_related("rule__queue", "rule__schedules")
     kind = request.GET.get("kind", "")
-    if kind in AlertEvent.Kind.values:
+    if kind not in AlertEvent.Kind.values:
+        kind = ""  # not echoed into the pager's links
+    if kind:
         events = events.filter(kind=kind)
     page = Paginator(events, PAGE).get_page(request.GET.get("page"))
     context = {"page": page, "kind": kind, "kinds": AlertEvent.Kind.values}

@@ -20,6 +20,7 @@ from ..forms.reset import ResetForm
 from ..models import Queue
 from ..services import audit, availability, clients, registered, share_groups
 from ..services import messages as queue_messages
+from ..services.alerts.rules import DEFAULTS_TEXT
 from ..services.availability import KafkaAway
 from ..services.conflict import Conflict
 from ..services.jobs import purge_queue, replay_range, start
@@ -51,6 +52,7 @@ def detail(request: HttpRequest, topic: str) -> HttpResponse:
         "is_admin": role >= Role.ADMIN,
         "missing_topics": _missing_topics(queue) if role >= Role.ADMIN else [],
         "alert_rules": queue.alert_rules.count(),
+        "alert_defaults": DEFAULTS_TEXT,
     }
     if queue.backend == "share":
         context |= {"share": share_groups.view(queue), "share_reset": ResetForm()}

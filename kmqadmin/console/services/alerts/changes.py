@@ -6,9 +6,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
 from django.forms.models import model_to_dict
+from django.utils import timezone
 
-from ...models import AlertRule, Queue
+from ...models import AlertEvent, AlertRule, Queue
 from .. import audit
 from .notifications import shown_url
 from .offered import offered
@@ -48,16 +50,33 @@ def add_defaults(user: AbstractBaseUser, queue: Queue) -> list[AlertRule]:
 
 
 def change(user: AbstractBaseUser, rule: AlertRule, fields: dict[str, Any]) -> AlertRule:
-    """Only ``fields`` are written, so a check's state written meanwhile is kept."""
+    """Only ``fields`` are written, so a check's state written meanwhile is
+    kept. A firing rule given a new condition ends its alert: the resolved
+    event is recorded here and told by the next check (evaluation.py)."""
     before = shown(rule)
-    if "condition" in fields and fields["condition"] != rule.condition:
-        fields = fields | UNCHECKED
+    new_condition = "condition" in fields and fields["condition"] != rule.condition
     with audit.action(user, "alert rule change", _target(rule), before) as entry:
-        for name, value in fields.items():
-            setattr(rule, name, value)
-        rule.save(update_fields=list(fields))
+        with transaction.atomic():
+            current = AlertRule.objects.select_for_update().get(pk=rule.pk)
+            if new_condition and current.firing:  # as the checks left it, not as read
+                _resolved_by_edit(current)
+            fields = fields | UNCHECKED if new_condition else fields
+            for name, value in fields.items():
+                setattr(rule, name, value)
+            rule.save(update_fields=list(fields))
         entry.after = shown(rule)
     return rule
+
+
+def _resolved_by_edit(rule: AlertRule) -> None:
+    AlertEvent.objects.create(
+        rule=rule,
+        at=timezone.now(),
+        kind=AlertEvent.Kind.RESOLVED,
+        value=rule.value or 0,
+        threshold=rule.threshold,
+        told=AlertEvent.Told.PENDING,  # no telling began: the next check's
+    )
 
 
 def delete(user: AbstractBaseUser, rule: AlertRule) -> None:

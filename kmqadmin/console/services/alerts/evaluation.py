@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from ...models import AlertEvent, AlertRule
 from .measures import Unmeasurable, measure
-from .notifications import tell
+from .notifications import Delivery, tell
 
 log = logging.getLogger(__name__)
 Told = AlertEvent.Told
@@ -42,10 +42,10 @@ def check_all(now: datetime | None = None) -> dict[str, int]:
 def check(pk: int, now: datetime) -> str:
     """What the check of rule ``pk`` found: unmeasurable, fired, resolved,
     failed (said on the rule) or checked (no change)."""
-    rule = AlertRule.objects.select_related("queue__cluster", "schedules__cluster").filter(pk=pk)
-    rule = rule.first()
+    rules = AlertRule.objects.select_related("queue__cluster", "schedules__cluster")
+    rule = rules.filter(pk=pk, enabled=True).first()
     if rule is None:
-        return "checked"  # deleted since the list was read
+        return "checked"  # deleted or disabled since the list was read
     try:
         return _check(rule, now)
     except Exception as exc:  # one rule's bug or bad data must not stop the others
@@ -83,20 +83,40 @@ def _record_change(rule: AlertRule, breaching: bool, value: float, now: datetime
         if not won:
             return None  # another check recorded this change
         return AlertEvent.objects.create(
-            rule=rule, at=now, kind=kind, value=value, threshold=rule.threshold, told=Told.PENDING
+            rule=rule,
+            at=now,
+            kind=kind,
+            value=value,
+            threshold=rule.threshold,
+            told=Told.PENDING,
+            told_at=now,
         )
 
 
 def _tell_owed(rule: AlertRule, now: datetime) -> None:
-    """The current alert's event again, if it was not told and can be now."""
+    """The current alert's event again, if it was not told and can be now:
+    claimed first (a conditional update), so two checks tell it once. A
+    resolved alert whose start was never told is not told either."""
     last = rule.events.order_by("-id").first()
     state = AlertEvent.Kind.FIRING if rule.firing else AlertEvent.Kind.RESOLVED
     if last is None or last.kind != state or last.told not in OWED:
         return
-    if last.told == Told.PENDING and last.at > now - timedelta(seconds=TELLING_S):
-        return  # being told now, by the check that recorded it
-    if last.told == Told.FAILED or _receivers(rule, now):
+    stale = last.told_at is None or last.told_at <= now - timedelta(seconds=TELLING_S)
+    if last.told == Told.PENDING and not stale:
+        return  # being told now
+    if last.told not in (Told.FAILED, Told.PENDING) and not _receivers(rule, now):
+        return  # still nobody to tell
+    if state == AlertEvent.Kind.RESOLVED and not _start_was_told(rule, last):
+        return
+    claimed = AlertEvent.objects.filter(pk=last.pk, told=last.told, attempts=last.attempts)
+    if claimed.update(told=Told.PENDING, told_at=now):
         _tell(rule, last, now)
+
+
+def _start_was_told(rule: AlertRule, resolved: AlertEvent) -> bool:
+    start = rule.events.filter(kind=AlertEvent.Kind.FIRING, id__lt=resolved.id).order_by("-id")
+    start = start.first()
+    return start is not None and start.told == Told.SENT
 
 
 def _receivers(rule: AlertRule, now: datetime) -> bool:
@@ -105,11 +125,15 @@ def _receivers(rule: AlertRule, now: datetime) -> bool:
 
 def _tell(rule: AlertRule, event: AlertEvent, now: datetime) -> None:
     if rule.silenced(now):
-        told, attempts, error = Told.SILENCED, 0, ""
+        told, attempts, error = Told.SILENCED, event.attempts, ""
     elif not (rule.webhook_url or rule.recipients()):
-        told, attempts, error = Told.NOBODY, 0, ""
+        told, attempts, error = Told.NOBODY, event.attempts, ""
     else:
-        result = tell(rule, event)
+        try:
+            result = tell(rule, event)
+        except Exception as exc:  # a bug in telling: said on the event, the check still done
+            log.exception("alert %s on %s could not be told", event.kind, rule.target)
+            result = Delivery(0, f"{type(exc).__name__}: {exc}")
         attempts, error = event.attempts + result.attempts, result.error
         told = Told.FAILED if error else Told.SENT
         AlertRule.objects.filter(pk=rule.pk).update(delivery_error=error)

@@ -5,13 +5,14 @@ scanned. A figure that cannot be had is ``Unmeasurable`` with the reason: the
 check says so on the rule and leaves the alert as it was ("unknown" is not
 "resolved")."""
 
+from collections import Counter
 from datetime import datetime, timedelta
 
 from django.db.models import Sum
 from django.http import Http404
 
 from kmqadmin.kmq.share_counts import MINUTE_MS
-from kmqadmin.scheduler.lateness import BOUNDS_S
+from kmqadmin.scheduler.lateness import BOUNDS_S, bucket_keys
 
 from ...models import AlertRule, Queue, QueueMinute, ScheduleMinute
 from .. import clients, groups
@@ -20,6 +21,8 @@ from ..queue_stats import in_flight, share_depth
 
 Condition = AlertRule.Condition
 CATCH_UP_S = 5.0
+# A group's states (classic and KIP-848) while its members' partitions change hands.
+REBALANCING = {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
 
 
 class Unmeasurable(Exception):
@@ -96,7 +99,9 @@ def _idle_workers(rule: AlertRule, now: datetime) -> float:
         group = _group(rule, "consumer", group_id).group
     except Unmeasurable:
         return 0.0  # no group: no worker at all, none idle
-    if group.state != "Stable":
+    if not group.members:
+        return 0.0  # every worker stopped: none idle (the group keeps its offsets)
+    if group.state in REBALANCING:
         raise Unmeasurable(f"group {group_id} is {group.state}: members are being given partitions")
     return float(sum(1 for m in group.members if not m.assignment))
 
@@ -110,12 +115,13 @@ def _lateness_p99(rule: AlertRule, now: datetime) -> float:
     rows = ScheduleMinute.objects.filter(
         schedules=rule.schedules, minute__gte=since, minute__lte=now
     )
-    counts = [0] * (len(BOUNDS_S) + 1)
+    counts: Counter[str] = Counter()
     for row in rows:
-        counts = [c + n for c, n in zip(counts, row.late, strict=True)]
-    wanted, running = 0.99 * sum(counts), 0
-    for bound, count in zip((*BOUNDS_S, BOUNDS_S[-1]), counts, strict=True):
-        running += count
+        counts.update(row.late)
+    keys = bucket_keys()  # a bound no longer used is left out
+    wanted, running = 0.99 * sum(counts[key] for key in keys), 0
+    for key, bound in zip(keys, (*BOUNDS_S, BOUNDS_S[-1]), strict=True):
+        running += counts[key]
         if running and running >= wanted:
             return bound
     return 0.0

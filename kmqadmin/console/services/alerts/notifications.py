@@ -34,12 +34,12 @@ SIGNATURE_HEADER = "X-Kmq-Signature"
 
 
 @dataclass(frozen=True)
-class Told:
+class Delivery:
     attempts: int
     error: str = ""
 
 
-def tell(rule: AlertRule, event: AlertEvent) -> Told:
+def tell(rule: AlertRule, event: AlertEvent) -> Delivery:
     """Every receiver of ``rule``; attempts are the webhook's tries."""
     attempts, errors = 0, []
     if rule.webhook_url:
@@ -52,7 +52,7 @@ def tell(rule: AlertRule, event: AlertEvent) -> Told:
             send_mail(_subject(rule, event), summary(rule, event), None, rule.recipients())
         except Exception as exc:  # any backend's failure: SMTP, DNS, refused recipient
             errors.append(f"email: {type(exc).__name__}: {exc}")
-    return Told(attempts, "; ".join(errors))
+    return Delivery(attempts, "; ".join(errors))
 
 
 def summary(rule: AlertRule, event: AlertEvent) -> str:

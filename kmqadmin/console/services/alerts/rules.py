@@ -5,14 +5,15 @@ the rules offered to a new queue. No model here: the model's own checks
 MAX_WINDOW_MINUTES = 1440
 MAX_THRESHOLD = 2**31 - 1  # what every database holds in an integer column
 MAX_SILENCE_MINUTES = 7 * 24 * 60
+MAX_EMAILS = 20
+# Conditions counted over the rule's window.
+WINDOWED = {"dead_letters", "redeliveries", "lateness_p99"}
 # Read from a queue's tracker or its in-flight view: a share queue has none.
 TRACKER_ONLY = {"oldest_in_flight", "markers_lag", "idle_workers"}
 # A schedules topic's: its scheduler group's lag and members, how late it fired.
 SCHEDULES = {"group_lag", "idle_workers", "lateness_p99"}
-# Offered to a new queue, told to nobody until a receiver is set: any dead
-# letter in 10 minutes, 100 redeliveries a minute, a delivery in flight an
-# hour, a tracker 10,000 markers behind, a worker with no partition.
-# (condition, threshold, window minutes)
+# Offered to a new queue, told to nobody until a receiver is set (the
+# console shows DEFAULTS_TEXT). (condition, threshold, window minutes)
 DEFAULTS = [
     ("dead_letters", 0, 10),
     ("redeliveries", 100, 5),
@@ -20,6 +21,10 @@ DEFAULTS = [
     ("markers_lag", 10_000, 10),
     ("idle_workers", 0, 10),
 ]
+DEFAULTS_TEXT = (
+    "any dead letter in 10 minutes, 100 redeliveries a minute, a delivery in flight an hour, "
+    "and on kmq queues a tracker 10,000 markers behind or a worker with no partition"
+)
 
 
 def refused(target_kind: str, backend: str | None, condition: str) -> str | None:

@@ -767,6 +767,9 @@ class AlertEvent(models.Model):
     # When the last telling began: a "pending" event older than a telling
     # can take was left by a worker that died, and is told again.
     told_at = models.DateTimeField(null=True, blank=True)
+    # Which receivers have it: telling again after a failure skips them.
+    webhook_sent = models.BooleanField(default=False)
+    email_sent = models.BooleanField(default=False)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
 

@@ -226,3 +226,24 @@ def test_workers_all_stopped_are_no_idle_worker(registered: Queue) -> None:
     assert check_all()["unmeasurable"] == 0
     rule.refresh_from_db()
     assert (rule.value, rule.check_error) == (0, "")
+
+
+def test_a_failed_webhook_is_told_again_and_the_email_that_got_it_is_not(
+    registered: Queue,
+) -> None:
+    now = timezone.now()
+    with receiver([500] * 4) as hook:  # every try of the first telling fails
+        _rule(registered, hook.url, emails="oncall@example.com")
+        QueueMinute.objects.create(queue=registered, minute=now, dead_lettered=1)
+        assert check_all(now)["fired"] == 1
+        assert len(hook.received) == 4 and len(mail.outbox) == 1
+        check_all(now + timedelta(minutes=1))  # the webhook answers now
+        check_all(now + timedelta(minutes=2))  # told: nothing more
+    assert len(hook.received) == 5 and len(mail.outbox) == 1
+    event = AlertEvent.objects.get()
+    assert (event.told, event.webhook_sent, event.email_sent, event.attempts) == (
+        "sent",
+        True,
+        True,
+        5,
+    )

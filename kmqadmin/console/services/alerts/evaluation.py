@@ -16,7 +16,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ...models import AlertEvent, AlertRule
@@ -71,12 +71,14 @@ def _check(rule: AlertRule, now: datetime) -> str:
     return "fired" if breaching else "resolved"
 
 
-def _newer(pk: int, now: datetime):
+def _newer(pk: int, now: datetime) -> QuerySet[AlertRule]:
     """The rule, unless a check at a later time has already been."""
     return AlertRule.objects.filter(Q(checked_at__isnull=True) | Q(checked_at__lte=now), pk=pk)
 
 
-def _record_change(rule: AlertRule, breaching: bool, value: float, now: datetime):
+def _record_change(
+    rule: AlertRule, breaching: bool, value: float, now: datetime
+) -> AlertEvent | None:
     kind = AlertEvent.Kind.FIRING if breaching else AlertEvent.Kind.RESOLVED
     with transaction.atomic():
         won = AlertRule.objects.filter(pk=rule.pk, firing=rule.firing).update(firing=breaching)
@@ -133,10 +135,15 @@ def _tell(rule: AlertRule, event: AlertEvent, now: datetime) -> None:
             result = tell(rule, event)
         except Exception as exc:  # a bug in telling: said on the event, the check still done
             log.exception("alert %s on %s could not be told", event.kind, rule.target)
-            result = Delivery(0, f"{type(exc).__name__}: {exc}")
+            result = Delivery(
+                0, f"{type(exc).__name__}: {exc}", event.webhook_sent, event.email_sent
+            )
         attempts, error = event.attempts + result.attempts, result.error
         told = Told.FAILED if error else Told.SENT
         AlertRule.objects.filter(pk=rule.pk).update(delivery_error=error)
+        AlertEvent.objects.filter(pk=event.pk).update(
+            webhook_sent=result.webhook_sent, email_sent=result.email_sent
+        )
         if error:
             log.warning("alert %s on %s not told: %s", event.kind, rule.target, error)
     AlertEvent.objects.filter(pk=event.pk).update(told=told, attempts=attempts, error=error)

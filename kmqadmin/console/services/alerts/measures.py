@@ -1,7 +1,8 @@
 """What a rule's condition is now, from the sources the dashboard reads: the
 trackers' per-minute counts in the database (a share queue's from its counts
-topic), the in-flight view, and the groups' committed offsets. No topic is
-scanned. A figure that cannot be had is ``Unmeasurable`` with the reason: the
+topic), the in-flight view, the queue's depth, the groups' offsets and
+members, and the schedulers' per-minute lateness the workers write. No topic
+is scanned. A figure that cannot be had is ``Unmeasurable`` with the reason: the
 check says so on the rule and leaves the alert as it was ("unknown" is not
 "resolved")."""
 

@@ -37,22 +37,25 @@ SIGNATURE_HEADER = "X-Kmq-Signature"
 class Delivery:
     attempts: int
     error: str = ""
+    webhook_sent: bool = False
+    email_sent: bool = False
 
 
 def tell(rule: AlertRule, event: AlertEvent) -> Delivery:
-    """Every receiver of ``rule``; attempts are the webhook's tries."""
+    """Every receiver of ``rule`` the event has not reached yet (one told
+    before a failure elsewhere is not told twice); attempts are the
+    webhook's tries."""
     attempts, errors = 0, []
-    if rule.webhook_url:
+    webhook_sent, email_sent = event.webhook_sent, event.email_sent
+    if rule.webhook_url and not webhook_sent:
         attempts, error = _post(rule, event)
         errors += [f"webhook: {error}"] if error else []
-    if rule.recipients() and not getattr(settings, "MAILERS", None):
-        errors.append("email: no mailer is configured; set EMAIL_URL")
-    elif rule.recipients():
-        try:
-            send_mail(_subject(rule, event), summary(rule, event), None, rule.recipients())
-        except Exception as exc:  # any backend's failure: SMTP, DNS, refused recipient
-            errors.append(f"email: {type(exc).__name__}: {exc}")
-    return Delivery(attempts, "; ".join(errors))
+        webhook_sent = not error
+    if rule.recipients() and not email_sent:
+        error = _email(rule, event)
+        errors += [f"email: {error}"] if error else []
+        email_sent = not error
+    return Delivery(attempts, "; ".join(errors), webhook_sent, email_sent)
 
 
 def summary(rule: AlertRule, event: AlertEvent) -> str:
@@ -136,6 +139,16 @@ def _reason(exc: requests.RequestException) -> str:
     text repeats the whole URL; the cause names only the host."""
     cause = getattr(exc.args[0], "reason", None) if exc.args else None
     return str(cause) if cause is not None else type(exc).__name__
+
+
+def _email(rule: AlertRule, event: AlertEvent) -> str:
+    if not getattr(settings, "MAILERS", None):
+        return "no mailer is configured; set EMAIL_URL"
+    try:
+        send_mail(_subject(rule, event), summary(rule, event), None, rule.recipients())
+    except Exception as exc:  # any backend's failure: SMTP, DNS, refused recipient
+        return f"{type(exc).__name__}: {exc}"
+    return ""
 
 
 def _subject(rule: AlertRule, event: AlertEvent) -> str:

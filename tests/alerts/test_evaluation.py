@@ -10,7 +10,7 @@ from django.utils import timezone
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue, QueueMinute
 from kmqadmin.console.services import clients, letters, secrets_at_rest
 from kmqadmin.console.services.alerts import changes, notifications
-from kmqadmin.console.services.alerts.evaluation import check_all
+from kmqadmin.console.services.alerts.evaluation import TELLING_S, check_all
 from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.kmq import QueueClient, RedeliveryTracker
 from kmqadmin.workers.counts import CountPublisher
@@ -247,3 +247,25 @@ def test_a_failed_webhook_is_told_again_and_the_email_that_got_it_is_not(
         True,
         5,
     )
+
+
+def test_an_alert_a_dead_worker_was_telling_is_told_once_its_claim_is_stale(
+    registered: Queue,
+) -> None:
+    """The worker that recorded the change died before telling it: the event
+    stays "pending"; a check within TELLING_S leaves it to that worker, a
+    later one tells it."""
+    now = timezone.now()
+    with receiver() as hook:
+        rule = _rule(registered, hook.url, firing=True, checked_at=now)
+        QueueMinute.objects.create(queue=registered, minute=now, dead_lettered=1)
+        event = AlertEvent.objects.create(
+            rule=rule, at=now, kind="firing", value=1, threshold=0, told="pending", told_at=now
+        )
+        check_all(now + timedelta(seconds=TELLING_S - 10))
+        assert hook.received == []
+        check_all(now + timedelta(seconds=TELLING_S + 10))
+        check_all(now + timedelta(seconds=TELLING_S + 70))
+    assert [r.json()["alert"] for r in hook.received] == ["firing"]
+    event.refresh_from_db()
+    assert event.told == "sent"

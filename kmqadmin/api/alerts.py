@@ -19,7 +19,7 @@ from . import serializers as s
 from .paging import LIMIT, bounded_int, page_limit
 from .registrations import CLUSTER, registration
 
-RULES = AlertRule.objects.select_related("queue__cluster", "schedules__cluster")
+RULES = AlertRule.objects.with_targets()
 
 
 class AlertRuleList(generics.ListAPIView):

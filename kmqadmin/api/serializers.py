@@ -11,7 +11,7 @@ from rest_framework.fields import get_error_detail
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue
 from kmqadmin.console.services import secrets_at_rest
-from kmqadmin.console.services.alerts.notifications import shown_url
+from kmqadmin.console.services.alerts.notifications import seen_by
 from kmqadmin.console.services.alerts.rules import (
     MAX_EMAILS,
     MAX_SILENCE_MINUTES,
@@ -19,7 +19,7 @@ from kmqadmin.console.services.alerts.rules import (
     MAX_WINDOW_MINUTES,
 )
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
-from kmqadmin.console.services.roles import Role, role_of
+from kmqadmin.console.services.roles import role_of
 from kmqadmin.console.services.validators import given_text, topic_name
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq.config import BACKENDS
@@ -541,8 +541,8 @@ class AlertRuleSerializer(serializers.ModelSerializer):
     def to_representation(self, rule: AlertRule) -> dict:
         shown = super().to_representation(rule)
         request = self.context.get("request")
-        if rule.webhook_url and (request is None or role_of(request.user) < Role.ADMIN):
-            shown["webhook_url"] = shown_url(rule.webhook_url)
+        role = None if request is None else role_of(request.user)
+        shown["webhook_url"] = seen_by(rule.webhook_url, role) if rule.webhook_url else ""
         return shown
 
     def validate(self, attrs: dict) -> dict:

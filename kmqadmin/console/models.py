@@ -651,6 +651,13 @@ class SsoIdentity(models.Model):
         return f"{self.subject} at {self.issuer}"
 
 
+class AlertRuleQuerySet(models.QuerySet):
+    def with_targets(self) -> "AlertRuleQuerySet":
+        """With the queue or schedules topic and its cluster, which every
+        page, answer and check of a rule reads."""
+        return self.select_related("queue__cluster", "schedules__cluster")
+
+
 class AlertRule(models.Model):
     """A condition on one queue or schedules topic, checked every minute by
     beat (console/services/alerts/), and who is told when it starts and when it
@@ -696,6 +703,8 @@ class AlertRule(models.Model):
     # Why the last check could not measure; why the last notification failed.
     check_error = models.TextField(blank=True)
     delivery_error = models.TextField(blank=True)
+
+    objects = AlertRuleQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]

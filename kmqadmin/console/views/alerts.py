@@ -13,13 +13,13 @@ from ..decorators import admin, operator, viewer
 from ..forms.alerts import AlertRuleForm
 from ..models import AlertEvent, AlertRule, Queue
 from ..services.alerts import changes
-from ..services.alerts.notifications import shown_url
+from ..services.alerts.notifications import seen_by
 from ..services.alerts.rules import DEFAULTS_TEXT, MAX_SILENCE_MINUTES, WINDOWED
 from ..services.roles import Role, role_of
 
 PAGE = 50
 SILENCES = [(15, "15 min"), (60, "1 h"), (240, "4 h"), (1440, "1 day"), (10080, "1 week")]
-RULES = AlertRule.objects.select_related("queue__cluster", "schedules__cluster")
+RULES = AlertRule.objects.with_targets()
 
 
 @viewer
@@ -106,7 +106,7 @@ def _receivers(rule: AlertRule, role: Role) -> list[str]:
     """Who is told, as this person may see it: a webhook whole to admins only."""
     shown = []
     if rule.webhook_url:
-        url = rule.webhook_url if role >= Role.ADMIN else shown_url(rule.webhook_url)
+        url = seen_by(rule.webhook_url, role)
         shown.append(f"{'Slack' if rule.slack else 'webhook'} {url}")
     shown += rule.recipients()
     return shown

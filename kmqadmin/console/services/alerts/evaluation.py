@@ -42,8 +42,7 @@ def check_all(now: datetime | None = None) -> dict[str, int]:
 def check(pk: int, now: datetime) -> str:
     """What the check of rule ``pk`` found: unmeasurable, fired, resolved,
     failed (said on the rule) or checked (no change)."""
-    rules = AlertRule.objects.select_related("queue__cluster", "schedules__cluster")
-    rule = rules.filter(pk=pk, enabled=True).first()
+    rule = AlertRule.objects.with_targets().filter(pk=pk, enabled=True).first()
     if rule is None:
         return "checked"  # deleted or disabled since the list was read
     try:
@@ -126,6 +125,7 @@ def _receivers(rule: AlertRule, now: datetime) -> bool:
 
 
 def _tell(rule: AlertRule, event: AlertEvent, now: datetime) -> None:
+    sent = {"webhook_sent": event.webhook_sent, "email_sent": event.email_sent}
     if rule.silenced(now):
         told, attempts, error = Told.SILENCED, event.attempts, ""
     elif not (rule.webhook_url or rule.recipients()):
@@ -140,10 +140,8 @@ def _tell(rule: AlertRule, event: AlertEvent, now: datetime) -> None:
             )
         attempts, error = event.attempts + result.attempts, result.error
         told = Told.FAILED if error else Told.SENT
+        sent = {"webhook_sent": result.webhook_sent, "email_sent": result.email_sent}
         AlertRule.objects.filter(pk=rule.pk).update(delivery_error=error)
-        AlertEvent.objects.filter(pk=event.pk).update(
-            webhook_sent=result.webhook_sent, email_sent=result.email_sent
-        )
         if error:
             log.warning("alert %s on %s not told: %s", event.kind, rule.target, error)
-    AlertEvent.objects.filter(pk=event.pk).update(told=told, attempts=attempts, error=error)
+    AlertEvent.objects.filter(pk=event.pk).update(told=told, attempts=attempts, error=error, **sent)

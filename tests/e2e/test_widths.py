@@ -1,10 +1,11 @@
 """Every console page at 1280 and 1920 px: nothing wider than the window
-(no sideways scroll), and a screenshot of each at each width."""
+(no sideways scroll), and a screenshot of each at each width. The menu on
+one row at 1280 and 1024 px, each of its entries in reach."""
 
 import uuid
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from kmqadmin.kmq import QueueClient, QueueProducer
 from tests.e2e.conftest import Stack, screenshot
@@ -14,6 +15,10 @@ from tests.queue_helpers import poll_until
 pytestmark = pytest.mark.e2e
 
 WIDTHS = (1280, 1920)
+# The menu fits whole on one row at 1280 px, and keeps to one row at 1024.
+MENU_WIDTHS = (1280, 1024)
+# What an admin's menu holds (an admin sees every entry).
+MENU = ("Dashboard", "Topics", "Groups", "Schedules", "Alerts", "Audit log", "Registry", "API")
 # Wider than the window by less than this is a scrollbar's rounding, not a page.
 SLACK_PX = 2
 
@@ -65,3 +70,65 @@ def test_every_page_fits_at_1280_and_1920_px(page: Page, stack: Stack) -> None:
     page.goto(pages["queue"])
     page.locator("[data-browse]").click()
     page.wait_for_url(f"**{pages['browse']}")
+
+
+def test_the_menu_is_one_row_at_1024_and_1280_px_with_every_entry_in_reach(
+    page: Page, stack: Stack
+) -> None:
+    """At each width every entry the menu shows is on the logo's row, inside
+    the window, and the page is no wider than the window. An entry not shown
+    is under a toggle on that row: opened, it shows inside the window, and
+    its link leads to its page. At 1280 px nothing is folded away."""
+    for width in MENU_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto("/alerts/history/")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + SLACK_PX
+        menu = page.evaluate(MENU_ROW)
+        assert set(MENU) <= {entry["name"] for entry in menu["entries"]}, menu["entries"]
+        row = menu["row"]
+        off_row = [f"{item['name']!r} at {item['box']}" for item in row if not item["fits"]]
+        assert off_row == [], f"at {width} px, beside the logo at {menu['logo']}: {off_row}"
+        shown = {item["name"] for item in row}
+        assert {f"Log out {stack.user}", "kmq-id or key"} <= shown, shown
+        folded = [entry for entry in menu["entries"] if entry["name"] not in shown]
+        if width >= 1280:
+            assert folded == [], f"at {width} px, folded away: {folded}"
+        for entry in folded:
+            assert entry["toggle"] in shown, (width, entry)
+            page.get_by_role("button", name=entry["toggle"], exact=True).click()
+            link = page.get_by_role("link", name=entry["name"], exact=True)
+            expect(link).to_be_visible()
+            box = link.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+            if entry is folded[0]:
+                screenshot(page, f"menu-{width}-{entry['toggle'].lower()}")
+            link.click()
+            page.wait_for_url(f"**{entry['href']}")
+            page.goto("/alerts/history/")
+
+
+# The menu as the window shows it: the logo's box; each entry shown on it
+# (links, buttons, the search box), with whether it is on the logo's row (its
+# middle within the logo's height) and inside the window; and every link of
+# the menu, shown or not, with the toggle (a popover's) that shows it.
+MENU_ROW = """() => {
+    const logo = document.querySelector("header nav > ul:first-child a").getBoundingClientRect();
+    const row = [...document.querySelectorAll("header nav :is(a, button, input)")]
+        .filter((e) => e.checkVisibility({visibilityProperty: true}))
+        .map((e) => {
+            const box = e.getBoundingClientRect(), middle = (box.top + box.bottom) / 2;
+            return {
+                name: (e.innerText || e.placeholder).trim(),
+                box: [box.left, box.top, box.right, box.bottom].map(Math.round),
+                fits: logo.top <= middle && middle <= logo.bottom
+                    && box.left >= 0 && box.right <= document.documentElement.clientWidth,
+            };
+        });
+    const entries = [...document.querySelectorAll("header nav a")].map((a) => {
+        const popover = a.closest("[popover]");
+        const toggle = popover && document.querySelector(`[popovertarget="${popover.id}"]`);
+        return {name: a.textContent.trim(), href: a.getAttribute("href"),
+                toggle: toggle && toggle.textContent.trim()};
+    });
+    return {logo: [logo.top, logo.bottom].map(Math.round), row, entries};
+}"""

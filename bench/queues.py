@@ -48,9 +48,10 @@ from bench.queue_systems import (
     Target,
 )
 from bench.queue_workers import Job, Workers
+from kmqadmin.kafka.admin import share_group_configs as share_group
 from kmqadmin.kafka.admin.topics import admin_client, ensure_topics
 from kmqadmin.kafka.client.config import producer_config
-from kmqadmin.kmq import QueueConfig, RedeliveryTracker, share_group
+from kmqadmin.kmq import QueueConfig, RedeliveryTracker
 
 CONSUMERS = (1, 4)
 PARTITIONS = (4, 1)

@@ -20,10 +20,11 @@ from confluent_kafka import ConsumerGroupState, Producer
 
 from bench.common import read_topic
 from bench.queue_systems import KMQ_EACH, SHARE_CONSUMER, SHARE_EACH, Target, open_system
+from kmqadmin.kafka.admin import share_group_configs as share_group
 from kmqadmin.kafka.admin.share_groups import ShareGroupAdmin
 from kmqadmin.kafka.admin.topics import admin_client, ensure_topics
 from kmqadmin.kafka.client.config import producer_config
-from kmqadmin.kmq import QueueConfig, RedeliveryTracker, share_group
+from kmqadmin.kmq import QueueConfig, RedeliveryTracker
 
 SYSTEMS = (KMQ_EACH, SHARE_EACH, SHARE_CONSUMER)
 POLL = 5

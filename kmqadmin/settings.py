@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.utils.csp import CSP
 
-from . import env as config
+from kmqadmin import env as config
 
 env = config.env
 

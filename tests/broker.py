@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 
 # Not KAFKA_BOOTSTRAP_SERVERS: the `kmq run` a test starts reads that one, and

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from kmqadmin.celery import app as celery_app
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
 
 # Fixtures more than one folder uses; a folder's conftest may override one

@@ -7,7 +7,7 @@ from types import TracebackType
 from confluent_kafka import AcknowledgeType, Message, ShareConsumer
 from confluent_kafka.admin import AdminClient
 
-from kmqadmin.kmq.share_group import set_group_configs
+from kmqadmin.kafka.admin.share_group_configs import set_group_configs
 
 
 def read_from_earliest(bootstrap_servers: str, group_id: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
-# A path as the doc writes one: kmqadmin/kmq/client.py, kmqadmin/kafka/admin/.
+# A path as the doc writes one: kmqadmin/kmq/client/queue_client.py, kmqadmin/kafka/admin/.
 PATH = re.compile(r"\bkmqadmin(?:/[\w.-]+)+/?")
 
 
@@ -43,7 +43,7 @@ def test_every_package_is_in_the_doc(folder: str) -> None:
     "owner",
     [
         "kmqadmin/kafka/ownership/partition_owner.py",
-        "kmqadmin/kmq/tracker.py",
+        "kmqadmin/kmq/tracking/tracker.py",
         "kmqadmin/scheduler/scheduler.py",
     ],
 )
@@ -53,9 +53,9 @@ def test_each_partition_owner_stays_under_250_lines(owner: str) -> None:
 
 def test_the_path_reader_reads_paths_as_the_doc_writes_them() -> None:
     """The checks above pass on the real doc; this proves they read it right."""
-    text = "See `kmqadmin/kmq/client.py`, kmqadmin/kafka/admin/ and kmqadmin/gone.py."
+    text = "See `kmqadmin/kmq/client/queue_client.py`, kmqadmin/kafka/admin/ and kmqadmin/gone.py."
     assert mentioned(text) == {
-        "kmqadmin/kmq/client.py",
+        "kmqadmin/kmq/client/queue_client.py",
         "kmqadmin/kafka/admin/",
         "kmqadmin/gone.py",
     }

@@ -27,9 +27,9 @@ APPS = {"api", "console", "sqs", "workers"}
 FRAMEWORKS = {"django", "rest_framework", "drf_spectacular", "channels", "celery", "daphne"}
 # The modules of another app that api and workers may use; cores may use any core.
 ALLOWED = {
-    "api": ("console.services", "console.models"),
+    "api": ("console.services", "console.models", "console.validators"),
     "workers": ("console.models",),
-    "sqs": ("console.services", "console.models"),
+    "sqs": ("console.services", "console.models", "console.validators"),
     "console": (),
 }
 # kafka/'s packages, bottom first, and the others of them each may import.

@@ -16,13 +16,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
-from kmqadmin.console.services.availability import RETRY_AFTER_S
-from kmqadmin.console.services.backend_switch import SwitchRefused
+from kmqadmin.console.services.clusters.availability import RETRY_AFTER_S
+from kmqadmin.console.services.clusters.registered import Ambiguous
 from kmqadmin.console.services.conflict import Conflict
 from kmqadmin.console.services.missing import Missing
-from kmqadmin.console.services.registered import Ambiguous
+from kmqadmin.console.services.queues.backend_switch import SwitchRefused
+from kmqadmin.console.services.queues.sent_once import FirstStillOpen, KeyReused
 from kmqadmin.console.services.schedules import TargetNotAllowed
-from kmqadmin.console.services.sent_once import FirstStillOpen, KeyReused
 from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound
 from kmqadmin.kafka.admin.offset_reader import ReadTimeout
 from kmqadmin.kafka.admin.offset_reset import BadReset

@@ -20,7 +20,7 @@ from kmqadmin.console.services.alerts.rules import (
 )
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.roles import role_of
-from kmqadmin.console.services.validators import given_text, topic_name
+from kmqadmin.console.validators import given_text, topic_name
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq.config import BACKENDS
 from kmqadmin.kmq.draft import ENCODINGS, Draft, decode_value

@@ -1,10 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from kmqadmin.console.models import Queue, ScheduleTopic
-from kmqadmin.kmq import names
-
-from . import (
+from kmqadmin.api.views import (
     alerts,
     audit,
     dead_letters,
@@ -16,6 +13,8 @@ from . import (
     tasks,
     topics,
 )
+from kmqadmin.console.models import Queue, ScheduleTopic
+from kmqadmin.kmq import names
 
 app_name = "api"
 

@@ -3,8 +3,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .forms.registry import ClusterForm, QueueForm
-from .models import AuditEntry, Cluster, Queue
+from kmqadmin.console.forms.registry import ClusterForm, QueueForm
+from kmqadmin.console.models import AuditEntry, Cluster, Queue
 
 
 @admin.register(Cluster)

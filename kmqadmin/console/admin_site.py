@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from .services import audit
+from kmqadmin.console.services.audit import trail as audit
 
 
 def described(obj: Model) -> str:

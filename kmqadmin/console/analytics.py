@@ -11,13 +11,12 @@ from django.db import close_old_connections
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from kmqadmin.console.models import Cluster, LifecycleMinute, Queue
 from kmqadmin.kmq import names
 from kmqadmin.pipeline.columns import MINUTE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import spark_session
-
-from .models import Cluster, LifecycleMinute, Queue
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,7 @@ class ConsoleConfig(AppConfig):
         # The Celery app, so tasks sent from any Django process go through
         # its broker settings; and the signal receivers.
         from kmqadmin import celery  # noqa: F401
-
-        from . import audit_receivers, signals  # noqa: F401
+        from kmqadmin.console import audit_receivers, signals  # noqa: F401
 
 
 class AuditedAdminConfig(admin_apps.AdminConfig):

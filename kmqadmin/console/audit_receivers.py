@@ -18,7 +18,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 from rest_framework.authtoken.models import Token, TokenProxy
 
-from .services import audit
+from kmqadmin.console.services.audit import trail as audit
 
 User = get_user_model()
 

@@ -8,9 +8,8 @@ from datetime import timedelta
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
+from kmqadmin.console.models import LifecycleMinute, Queue
 from kmqadmin.pipeline import columns
-
-from .models import LifecycleMinute, Queue
 
 HOURS = 3
 _COUNT_LABELS = ("Produced", "Acked", "Redelivered", "Dead-lettered")

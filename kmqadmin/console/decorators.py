@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
-from .services.roles import Role, role_of
+from kmqadmin.console.services.roles import Role, role_of
 
 View = Callable[..., HttpResponse]
 

@@ -8,8 +8,8 @@ from confluent_kafka import KafkaException
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from kmqadmin.console.services.availability import RETRY_AFTER_S
-from kmqadmin.console.services.registered import CLUSTER, Ambiguous
+from kmqadmin.console.services.clusters.availability import RETRY_AFTER_S
+from kmqadmin.console.services.clusters.registered import CLUSTER, Ambiguous
 from kmqadmin.kafka.admin.offset_reader import ReadTimeout
 from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing

@@ -9,12 +9,15 @@ from django.core.validators import MaxValueValidator, MinValueValidator, URLVali
 from django.db import models
 from django.utils import timezone
 
+from kmqadmin.console.printable import printable, printable_json
+from kmqadmin.console.services.alerts import rules as alert_rules
+from kmqadmin.console.validators import queue_topic_name, topic_name, topic_names
+from kmqadmin.kafka.admin import share_group_configs as share_group
 from kmqadmin.kafka.admin.share_groups import ShareGroupError, broker_limits
 from kmqadmin.kafka.admin.topics import admin_client
-from kmqadmin.kafka.client.access import verify_access
 from kmqadmin.kafka.client.errors import KafkaSetupError
-from kmqadmin.kafka.client.masking import Masked
-from kmqadmin.kafka.client.security import (
+from kmqadmin.kafka.client.security.access import verify_access
+from kmqadmin.kafka.client.security.cluster import (
     MECHANISMS,
     PROTOCOLS,
     REFERENCE_HELP,
@@ -22,14 +25,11 @@ from kmqadmin.kafka.client.security import (
     read_secret,
     reference_problem,
 )
+from kmqadmin.kafka.client.security.masking import Masked
 from kmqadmin.kafka.inspect.payload_masking import MAX_PATTERN_CHARS, MaskRuleError, MaskRules
 from kmqadmin.kafka.inspect.schema_decoding import RegistrySettings
-from kmqadmin.kmq import Backoff, QueueConfig, names, share_group
+from kmqadmin.kmq import Backoff, QueueConfig, names
 from kmqadmin.scheduler import SchedulerConfig
-
-from .printable import printable, printable_json
-from .services.alerts import rules as alert_rules
-from .services.validators import queue_topic_name, topic_name, topic_names
 
 
 def _choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -531,7 +531,7 @@ class LifecycleMinute(models.Model):
 
 
 class SentOnce(models.Model):
-    """A send made with an Idempotency-Key (services/sent_once.py): a retry
+    """A send made with an Idempotency-Key (services/queues/sent_once.py): a retry
     with the same key gets this send's outcome instead of writing again.
     ``entry`` is its audit entry, which holds the outcome."""
 

@@ -5,10 +5,9 @@ A queue's own schedules topic (its backoff's) goes with it."""
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kmq import names
-
-from .models import Cluster, Queue, ScheduleTopic
-from .services import clients
 
 
 @receiver([post_save, post_delete], sender=Queue)

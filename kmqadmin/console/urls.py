@@ -1,23 +1,20 @@
 from django.urls import path, re_path
 
-from kmqadmin.kmq import names
-
-from .views import (
+from kmqadmin.console.views import (
     alerts,
     audit,
-    browser,
     dashboard,
     dead_letters,
     groups,
     health,
     metrics,
-    produce,
     queues,
     registry,
     schedules,
-    search,
     tasks,
 )
+from kmqadmin.console.views.records import browser, produce, search
+from kmqadmin.kmq import names
 
 app_name = "console"
 

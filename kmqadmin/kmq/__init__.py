@@ -3,20 +3,20 @@
 from kmqadmin.kmq import QueueConfig, QueueProducer, QueueClient, RedeliveryTracker, Message
 """
 
-from .backoff import Backoff
-from .client import QueueClient
-from .config import QueueConfig
-from .dead_letters import DeadLetters, LetterFilter
-from .gauges import QueueGauges
-from .inflight import InFlight, InFlightView
-from .lifecycle import Lifecycle, LifecycleFinder
-from .locks import AcksRefused, LockExpired
-from .marker_writer import MarkerWriter
-from .message import Message, TimestampType
-from .producer import QueueProducer
-from .share_client import ShareQueueClient
-from .stats import TrackerStats
-from .tracker import RedeliveryTracker
+from kmqadmin.kmq.backoff import Backoff
+from kmqadmin.kmq.client.queue_client import QueueClient
+from kmqadmin.kmq.config import QueueConfig
+from kmqadmin.kmq.locks import AcksRefused, LockExpired
+from kmqadmin.kmq.marker_writer import MarkerWriter
+from kmqadmin.kmq.message import Message, TimestampType
+from kmqadmin.kmq.producer import QueueProducer
+from kmqadmin.kmq.readers.dead_letters import DeadLetters, LetterFilter
+from kmqadmin.kmq.readers.gauges import QueueGauges
+from kmqadmin.kmq.readers.inflight import InFlight, InFlightView
+from kmqadmin.kmq.readers.lifecycle import Lifecycle, LifecycleFinder
+from kmqadmin.kmq.share.client import ShareQueueClient
+from kmqadmin.kmq.tracking.stats import TrackerStats
+from kmqadmin.kmq.tracking.tracker import RedeliveryTracker
 
 __all__ = [
     "AcksRefused",

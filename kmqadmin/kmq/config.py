@@ -4,18 +4,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kmqadmin.kafka.admin import share_group_configs as share_group
 from kmqadmin.kafka.admin.topics import (
     admin_client,
     cluster_metadata,
     ensure_topics,
     partition_counts,
 )
-from kmqadmin.kafka.client.masking import masked
+from kmqadmin.kafka.client.security.masking import masked
+from kmqadmin.kmq import markers, names
+from kmqadmin.kmq.backoff import Backoff
 from kmqadmin.scheduler.config import TOPIC_CONFIG as SCHEDULES_TOPIC_CONFIG
 from kmqadmin.scheduler.config import SchedulerConfig
-
-from . import markers, names, share_group
-from .backoff import Backoff
 
 Backend = Literal["kmq", "share"]
 # "kmq": start/end markers and a redelivery tracker, any Kafka version.

@@ -10,12 +10,11 @@ from kmqadmin.kafka.client.checked_producer import CheckedProducer
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
+from kmqadmin.kmq import headers
+from kmqadmin.kmq.config import QueueConfig
+from kmqadmin.kmq.draft import Draft
+from kmqadmin.kmq.headers import Headers
 from kmqadmin.scheduler import wire
-
-from . import headers
-from .config import QueueConfig
-from .draft import Draft
-from .headers import Headers
 
 DeliveryCallback = Callable[[KafkaError | None, KafkaMessage], None]
 

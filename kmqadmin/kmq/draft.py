@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from kmqadmin.kafka.admin.message_size import record_bytes
 from kmqadmin.kafka.client import json_payload
-
-from .given_headers import RESERVED_PREFIXES, BadInput, check_headers, check_text
-from .headers import Headers
+from kmqadmin.kmq.given_headers import RESERVED_PREFIXES, BadInput, check_headers, check_text
+from kmqadmin.kmq.headers import Headers
 
 ENCODINGS = ("utf-8", "json", "base64")
 # How much of a changed value an audit entry shows; past it, the sizes only.

@@ -9,9 +9,8 @@ pose as the tracker or the scheduler.
 
 from collections.abc import Mapping
 
+from kmqadmin.kmq.headers import PREFIX as KMQ_PREFIX
 from kmqadmin.scheduler.wire import PREFIX as SCHEDULER_PREFIX
-
-from .headers import PREFIX as KMQ_PREFIX
 
 RESERVED_PREFIXES = (KMQ_PREFIX, SCHEDULER_PREFIX)
 MAX_HEADERS = 64

@@ -8,8 +8,7 @@ from confluent_kafka import Message as KafkaMessage
 from kmqadmin.kafka.client.bounds import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.kafka.client.record import UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
-
-from . import names
+from kmqadmin.kmq import names
 
 # Every header kmqadmin writes on a queue's records starts with this; a
 # producer's own headers must not (the API refuses them).

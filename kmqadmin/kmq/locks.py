@@ -16,8 +16,7 @@ that reaches the tracker after the message was redelivered settles nothing
 from collections.abc import Sequence
 
 from kmqadmin.kafka.client.record import UndecodableRecord
-
-from .message import Message
+from kmqadmin.kmq.message import Message
 
 
 def describe(message: Message) -> str:

@@ -9,9 +9,8 @@ from collections.abc import Iterable
 
 from kmqadmin.kafka.client.checked_producer import CheckedProducer
 from kmqadmin.kafka.client.clock import now_ms
-
-from . import markers
-from .config import QueueConfig
+from kmqadmin.kmq import markers
+from kmqadmin.kmq.config import QueueConfig
 
 Deliveries = Iterable[tuple[int, int]]  # (partition, offset)s
 ONE_S = 10.0  # a wait for one marker (a person's action)

@@ -25,7 +25,7 @@ and one for a delivery no one saw:
   delivery from the key's offset to it, and may span gaps.
 
 - RETURN, 1 byte: 0x07. The delivery is over without anyone having seen
-  it (an SQS receiver's unclaimed stock, sqs/receivers.py): redelivered
+  it (an SQS receiver's unclaimed stock, sqs/receiving/receivers.py): redelivered
   now, as REDELIVER_NOW, but with its delivery count kept, since SQS
   counts only the receives it returns.
 

@@ -10,10 +10,9 @@ from confluent_kafka import (
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.record import headers as read_headers
-
-from . import headers
-from .headers import Headers
-from .markers import KEY
+from kmqadmin.kmq import headers
+from kmqadmin.kmq.headers import Headers
+from kmqadmin.kmq.markers import KEY
 
 
 class TimestampType(IntEnum):

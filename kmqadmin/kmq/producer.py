@@ -3,8 +3,7 @@
 from collections.abc import Mapping, Sequence
 
 from kmqadmin.kafka.client.checked_producer import CheckedProducer, Report
-
-from .config import QueueConfig
+from kmqadmin.kmq.config import QueueConfig
 
 
 class QueueProducer:

@@ -22,11 +22,10 @@ from kmqadmin.kafka.admin.stretch import Stretch
 from kmqadmin.kafka.admin.topics import admin_client, topic_partitions
 from kmqadmin.kafka.client.checked_producer import CheckedProducer
 from kmqadmin.kafka.client.config import consumer_config
-
-from .config import QueueConfig
-from .copies import send_again
-from .inflight import InFlightView
-from .marker_writer import MarkerWriter
+from kmqadmin.kmq.config import QueueConfig
+from kmqadmin.kmq.copies import send_again
+from kmqadmin.kmq.marker_writer import MarkerWriter
+from kmqadmin.kmq.readers.inflight import InFlightView
 
 BATCH = 1000
 

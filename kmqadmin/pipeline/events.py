@@ -1,6 +1,6 @@
 """Events: the few columns of each queue, markers, DLQ and counts record
 that the lifecycle needs, decoded from the wire formats of DESIGN.md
-section 3 and kmq.share_counts.
+section 3 and kmq.share.counts.
 
 Payloads are dropped here, so everything after (the streaming run's event
 log included) handles a few dozen bytes per record. A record that does not
@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from kmqadmin.kafka.client.clock import LAST_MS
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerType
-from kmqadmin.kmq.share_counts import ShareCounts
+from kmqadmin.kmq.share.counts import ShareCounts
 
 QUEUE, MARKERS, DLQ, COUNTS = "queue", "markers", "dlq", "counts"
 
@@ -40,7 +40,7 @@ class QueueTopics:
 
     A kmq queue has a markers topic. A share queue has none (the broker
     tracks its deliveries): it has a counts topic instead, where its clients
-    publish what they acknowledged each minute (kmq.share_counts).
+    publish what they acknowledged each minute (kmq.share.counts).
     """
 
     queue: str
@@ -209,7 +209,7 @@ def _tally(parsed: Column) -> Column:
 
 
 def _valid_counts(parsed: Column) -> Column:
-    """The rules of kmq.share_counts.decode, on a parsed JSON variant: an
+    """The rules of kmq.share.counts.decode, on a parsed JSON variant: an
     object with a minute, every count it names a non-negative integer (JSON's
     1.0, "1", true or null are not); other keys are ignored. The minute must
     also be one a run can place (placed()): an invalid record keeps the time

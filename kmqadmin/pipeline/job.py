@@ -19,12 +19,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 from pyspark.sql.types import StructType
 
-from kmqadmin.kafka.client.masking import Masked
-from kmqadmin.kafka.client.security import ClusterSecurity
-
-from .events import QueueTopics, events, placed, topics
-from .lifecycle import analyse, partition_columns, skipped
-from .session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
+from kmqadmin.kafka.client.security.cluster import ClusterSecurity
+from kmqadmin.kafka.client.security.masking import Masked
+from kmqadmin.pipeline.events import QueueTopics, events, placed, topics
+from kmqadmin.pipeline.lifecycle import analyse, partition_columns, skipped
+from kmqadmin.pipeline.session import SPARK_KAFKA, SPARK_KAFKA_OPTIONS, kafka_format
 
 HOUR_MS = 3_600_000
 PARTITIONS = ["queue", "date", "hour"]

@@ -2,7 +2,7 @@
 
 Copies of a message share its kmq-id; markers name a copy by its queue
 coordinates; dead letters carry the kmq-id. An end marker means one of three
-things, told apart as kmq.lifecycle tells them for the console: a
+things, told apart as kmq.readers.lifecycle tells them for the console: a
 redelivery's end when a redelivered copy follows its copy; otherwise a move
 to the DLQ while the message has letters not yet accounted for (in marker
 order); otherwise an ack.
@@ -16,7 +16,7 @@ letter keeps its copy's timestamp; a redrive is a later copy); otherwise
 its state is BROKER, never "acked" nor "in flight", and its delivery
 starts, deliveries, acked_ms and dead_lettered_ms (the letter does not say
 when it was written) are null: unknown, not none. Its minutes count from
-its clients' counts records (kmq.share_counts): acks as accepted, moves to
+its clients' counts records (kmq.share.counts): acks as accepted, moves to
 the DLQ in the minute they happened (as a kmq queue counts its end
 markers'), and releases, which the broker redelivers without a copy, as
 redeliveries; its latency and processing quantiles are null, as there is
@@ -36,10 +36,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kmqadmin.kmq.markers import MarkerType
-
-from .columns import COUNTS, QUANTILE_KINDS, QUANTILES, quantile_column
-from .events import COUNTS as COUNTS_ROLE
-from .events import DLQ, MARKERS, QUEUE, TALLIED
+from kmqadmin.pipeline.columns import COUNTS, QUANTILE_KINDS, QUANTILES, quantile_column
+from kmqadmin.pipeline.events import COUNTS as COUNTS_ROLE
+from kmqadmin.pipeline.events import DLQ, MARKERS, QUEUE, TALLIED
 
 START, END = int(MarkerType.START), int(MarkerType.END)
 ACKED, DEAD, IN_FLIGHT = "acked", "dead-lettered", "in flight"

@@ -16,8 +16,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from kmqadmin.kafka.client.record import UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
-
-from .ranges import OffsetRange
+from kmqadmin.pipeline.ranges import OffsetRange
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from .source import NAME, KafkaSource
+from kmqadmin.pipeline.source import NAME, KafkaSource
 
 # Spark's own source, when the spark-sql-kafka jar is on the classpath.
 SPARK_KAFKA = "kafka"

@@ -21,9 +21,16 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from kmqadmin.kafka.client.config import consumer_config
-
-from .ranges import EARLIEST, LATEST, OffsetRange, Offsets, RangeResolver, parse_offsets, ranges
-from .records import SPARK_SCHEMA, read_range
+from kmqadmin.pipeline.ranges import (
+    EARLIEST,
+    LATEST,
+    OffsetRange,
+    Offsets,
+    RangeResolver,
+    parse_offsets,
+    ranges,
+)
+from kmqadmin.pipeline.records import SPARK_SCHEMA, read_range
 
 NAME = "kmq_kafka"
 # Offsets are never committed under this group; librdkafka wants one to assign.

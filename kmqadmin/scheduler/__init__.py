@@ -4,11 +4,11 @@ etf1/kafka-message-scheduler. Imports nothing from Django.
 from kmqadmin.scheduler import SchedulerConfig, Scheduler, ScheduleClient
 """
 
-from .client import ScheduleClient
-from .config import SchedulerConfig
-from .scheduler import Scheduler
-from .stats import PlannedSchedule, SchedulerStats
-from .upcoming import Upcoming, UpcomingView
+from kmqadmin.scheduler.client import ScheduleClient
+from kmqadmin.scheduler.config import SchedulerConfig
+from kmqadmin.scheduler.scheduler import Scheduler
+from kmqadmin.scheduler.stats import PlannedSchedule, SchedulerStats
+from kmqadmin.scheduler.upcoming import Upcoming, UpcomingView
 
 __all__ = [
     "PlannedSchedule",

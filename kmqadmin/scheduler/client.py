@@ -6,9 +6,8 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.checked_producer import CheckedProducer
 from kmqadmin.kafka.client.clock import When, epoch_ms
-
-from . import wire
-from .config import SchedulerConfig
+from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.config import SchedulerConfig
 
 
 class ScheduleClient:

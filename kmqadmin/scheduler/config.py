@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmqadmin.kafka.admin.topics import ensure_topics
-from kmqadmin.kafka.client.masking import masked
+from kmqadmin.kafka.client.security.masking import masked
 
 DAY_MS = 86_400_000
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Producer, TopicPartition
 
-from .partition import Armed, Key, PartitionState
+from kmqadmin.scheduler.partition import Armed, Key, PartitionState
 
 
 @dataclass

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from confluent_kafka import KafkaError
 from confluent_kafka import Message as KafkaMessage
 
-from . import wire
-from .partition import Key, PartitionState
-from .store import key_hash
+from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.partition import Key, PartitionState
+from kmqadmin.scheduler.store import key_hash
 
 Skip = Callable[[KafkaMessage, str], None]
 Touched = Callable[[int, Key], None]

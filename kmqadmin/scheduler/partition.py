@@ -5,10 +5,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kmqadmin.kafka.ownership.owned import OwnedPartition
-
-from .stats import PlannedSchedule
-from .store import ScheduleStore
-from .wire import Target
+from kmqadmin.scheduler.stats import PlannedSchedule
+from kmqadmin.scheduler.store import ScheduleStore
+from kmqadmin.scheduler.wire import Target
 
 Key = tuple[int, int]  # a schedule key's 128-bit hash
 

@@ -16,10 +16,9 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader, ReadTimeout
 from kmqadmin.kafka.client.clock import now_ms
-
-from . import wire
-from .partition import Armed, Key, PartitionState
-from .store import key_hash
+from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.partition import Armed, Key, PartitionState
+from kmqadmin.scheduler.store import key_hash
 
 log = logging.getLogger(__name__)
 

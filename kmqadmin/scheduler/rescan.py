@@ -22,11 +22,10 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config
-
-from . import wire
-from .config import SchedulerConfig
-from .partition import PartitionState
-from .store import ScheduleStore, key_hash
+from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.config import SchedulerConfig
+from kmqadmin.scheduler.partition import PartitionState
+from kmqadmin.scheduler.store import ScheduleStore, key_hash
 
 log = logging.getLogger(__name__)
 

@@ -26,15 +26,14 @@ from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.ownership.owned import Owned, process_slot
 from kmqadmin.kafka.ownership.partition_owner import PartitionOwner
-
-from . import firing, live_records
-from .config import SchedulerConfig
-from .lateness import Lateness
-from .partition import PartitionState
-from .read_ahead import ReadAhead
-from .rescan import Horizon
-from .stats import PlannedSchedule, SchedulerStats
-from .targets import Targets
+from kmqadmin.scheduler import firing, live_records
+from kmqadmin.scheduler.config import SchedulerConfig
+from kmqadmin.scheduler.lateness import Lateness
+from kmqadmin.scheduler.partition import PartitionState
+from kmqadmin.scheduler.read_ahead import ReadAhead
+from kmqadmin.scheduler.rescan import Horizon
+from kmqadmin.scheduler.stats import PlannedSchedule, SchedulerStats
+from kmqadmin.scheduler.targets import Targets
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from .lateness import LatenessSnapshot
+from kmqadmin.scheduler.lateness import LatenessSnapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,7 @@ from confluent_kafka import Consumer
 
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.errors import TopicMissing
-
-from .config import SchedulerConfig
+from kmqadmin.scheduler.config import SchedulerConfig
 
 log = logging.getLogger(__name__)
 

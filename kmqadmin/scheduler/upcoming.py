@@ -21,11 +21,10 @@ from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.client.record import hexed
-
-from . import wire
-from .config import SchedulerConfig
-from .schedule_refs import ref_of
-from .scheduler import BARRIER_KEY
+from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.config import SchedulerConfig
+from kmqadmin.scheduler.schedule_refs import ref_of
+from kmqadmin.scheduler.scheduler import BARRIER_KEY
 
 
 @dataclass(frozen=True, slots=True)

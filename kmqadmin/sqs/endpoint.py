@@ -32,15 +32,14 @@ from kmqadmin.console.services import sqs_keys
 from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 from kmqadmin.kafka.client.errors import KafkaSetupError
-
-from . import json_protocol, query_protocol
-from .actions import action_for
-from .caller import Caller
-from .errors import Answer, SqsError, service_unavailable
-from .remembered import remembered
-from .request import base_url, incoming, is_sqs
-from .signature import SignatureError, verify
-from .threads import in_thread
+from kmqadmin.sqs.actions.catalog import action_for
+from kmqadmin.sqs.auth.caller import Caller
+from kmqadmin.sqs.auth.remembered import remembered
+from kmqadmin.sqs.auth.signature import SignatureError, verify
+from kmqadmin.sqs.protocol import json_protocol, query_protocol
+from kmqadmin.sqs.protocol.errors import Answer, SqsError, service_unavailable
+from kmqadmin.sqs.request import base_url, incoming, is_sqs
+from kmqadmin.sqs.threads import in_thread
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,12 @@ import re
 
 from django.conf import settings
 
-from .errors import SqsError, invalid_parameter_value, missing_parameter, queue_does_not_exist
+from kmqadmin.sqs.protocol.errors import (
+    SqsError,
+    invalid_parameter_value,
+    missing_parameter,
+    queue_does_not_exist,
+)
 
 # SQS's rule for a new queue's name; queues registered in the console may
 # have any topic name Kafka takes (dots too), and are named as they are.

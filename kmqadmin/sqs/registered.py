@@ -4,11 +4,10 @@ KMQ_SQS_CLUSTER names (or on the only cluster registered)."""
 from django.conf import settings
 
 from kmqadmin.console.models import Cluster, Queue, SqsQueue
-
-from . import queue_names
-from .errors import SqsError, queue_does_not_exist, service_unavailable
-from .params import Params
-from .remembered import remembered
+from kmqadmin.sqs import queue_names
+from kmqadmin.sqs.auth.remembered import remembered
+from kmqadmin.sqs.protocol.errors import SqsError, queue_does_not_exist, service_unavailable
+from kmqadmin.sqs.protocol.params import Params
 
 
 def cluster() -> Cluster:

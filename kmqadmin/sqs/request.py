@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .signature import SignedRequest
+from kmqadmin.sqs.auth.signature import SignedRequest
 
 PREFIX = "/sqs"
 JSON_TARGET = "AmazonSQS."

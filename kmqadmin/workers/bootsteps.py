@@ -18,11 +18,11 @@ from celery import bootsteps
 from django.conf import settings
 from django.db import close_old_connections
 
-from . import metrics_port
-from .counts import CountPublisher
-from .host import ServiceHost
-from .lateness import LatenessPublisher
-from .services import wanted_services
+from kmqadmin.workers import metrics_port
+from kmqadmin.workers.counts import CountPublisher
+from kmqadmin.workers.host import ServiceHost
+from kmqadmin.workers.lateness import LatenessPublisher
+from kmqadmin.workers.services import wanted_services
 
 log = logging.getLogger(__name__)
 

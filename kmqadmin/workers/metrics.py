@@ -19,11 +19,10 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from kmqadmin.kmq import RedeliveryTracker
-from kmqadmin.kmq.stats import TrackerStats
+from kmqadmin.kmq.tracking.stats import TrackerStats
 from kmqadmin.scheduler import Scheduler
 from kmqadmin.scheduler.stats import SchedulerStats
-
-from .host import ServiceHost
+from kmqadmin.workers.host import ServiceHost
 
 # Stats field -> help; the metric is named after the field. Counters end in _total.
 TRACKER_COUNTERS = {

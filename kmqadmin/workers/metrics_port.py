@@ -15,10 +15,9 @@ from django.conf import settings
 from prometheus_client import start_http_server
 
 from kmqadmin.metrics.exposition import registry
-
-from . import job_metrics  # noqa: F401  (connects the job receivers before the pool forks)
-from .host import ServiceHost
-from .metrics import HostedServices
+from kmqadmin.workers import job_metrics  # noqa: F401  (connects the job receivers before the pool forks)
+from kmqadmin.workers.host import ServiceHost
+from kmqadmin.workers.metrics import HostedServices
 
 log = logging.getLogger(__name__)
 

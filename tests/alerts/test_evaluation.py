@@ -8,9 +8,11 @@ from django.core import mail
 from django.utils import timezone
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue, QueueMinute
-from kmqadmin.console.services import clients, letters, secrets_at_rest
+from kmqadmin.console.services import secrets_at_rest
 from kmqadmin.console.services.alerts import changes, notifications
 from kmqadmin.console.services.alerts.evaluation import TELLING_S, check_all
+from kmqadmin.console.services.clusters import clients
+from kmqadmin.console.services.queues import letters
 from kmqadmin.kafka.embedded.broker import free_port
 from kmqadmin.kmq import QueueClient, RedeliveryTracker
 from kmqadmin.workers.counts import CountPublisher

@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue, QueueMinute
-from kmqadmin.console.services import clients
 from kmqadmin.console.services.alerts.evaluation import check_all
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.queue_helpers import send
 

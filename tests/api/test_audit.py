@@ -9,7 +9,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry
-from kmqadmin.console.services import audit
+from kmqadmin.console.services.audit import trail as audit
 from tests.api.conftest import client_as
 from tests.users import user_with
 

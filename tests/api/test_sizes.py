@@ -4,7 +4,7 @@ takes is a 413 saying the limit (it was a 503 from a failed produce)."""
 import pytest
 from rest_framework.test import APIClient
 
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.admin.message_size import PRODUCER_DEFAULT, RECORD_OVERHEAD
 from kmqadmin.kmq import QueueConfig
 from tests.kafka_helpers import read_all

@@ -16,8 +16,7 @@ from kmqadmin.kmq import QueueClient, QueueProducer
 from kmqadmin.pipeline.columns import COUNTS, MINUTE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import RunResult
-
-from .conftest import client_as
+from tests.console.conftest import client_as
 
 pytestmark = pytest.mark.django_db
 

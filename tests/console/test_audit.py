@@ -10,8 +10,10 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from kmqadmin.console.models import AppendOnly, AuditEntry, Cluster, Queue
-from kmqadmin.console.services import audit, clients, letters, messages
+from kmqadmin.console.services.audit import trail as audit
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.console.services.jobs import purge_queue
+from kmqadmin.console.services.queues import letters, messages
 from kmqadmin.kmq import QueueProducer
 from kmqadmin.kmq.draft import Draft
 from tests.api.conftest import client_as as api_client_as

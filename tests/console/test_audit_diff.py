@@ -7,8 +7,8 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.console.services import messages
-from kmqadmin.console.services.audit_diff import ABSENT, BLANK, Change, changes
+from kmqadmin.console.services.audit.diff import ABSENT, BLANK, Change, changes
+from kmqadmin.console.services.queues import messages
 from kmqadmin.kmq.draft import Draft
 from tests.console.conftest import client_as
 from tests.users import user_with

@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import Producer
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import SchedulerConfig, wire

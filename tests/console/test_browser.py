@@ -128,7 +128,7 @@ def test_every_filter(filled: Queue, query: dict, expected: list[int]) -> None:
 def test_the_scan_cap_stops_a_page_and_its_continue_link_goes_on(
     filled: Queue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("kmqadmin.console.services.browse_query.CAPS", Caps(scanned=15))
+    monkeypatch.setattr("kmqadmin.console.services.browsing.query.CAPS", Caps(scanned=15))
     viewer = client_as("viewer")
     query = {"start": "oldest", "direction": "forward", "key": "order-39"}
     first = browse(viewer, filled, **query)
@@ -145,7 +145,7 @@ def test_the_scan_cap_stops_a_page_and_its_continue_link_goes_on(
 def test_the_time_cap_says_it_stopped_the_read(
     filled: Queue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("kmqadmin.console.services.browse_query.CAPS", Caps(seconds=0))
+    monkeypatch.setattr("kmqadmin.console.services.browsing.query.CAPS", Caps(seconds=0))
     page = browse(client_as("viewer"), filled, start="oldest", direction="forward")
     assert 'data-stopped="time"' in page.content.decode()
     assert "the time limit ran out" in page.content.decode()

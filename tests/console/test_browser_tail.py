@@ -74,7 +74,7 @@ def test_the_tail_refuses_what_it_cannot_serve(registered: Queue) -> None:
 
 
 def test_tails_open_at_once_are_capped(registered: Queue, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kmqadmin.console.services.following.MAX_TAILS", 1)
+    monkeypatch.setattr("kmqadmin.console.services.browsing.following.MAX_TAILS", 1)
     path = f"/ws/clusters/local/topics/{registered.topic}/tail/"
 
     async def scenario() -> None:

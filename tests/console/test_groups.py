@@ -13,7 +13,7 @@ from django.test import Client
 
 from kmqadmin.console.forms.reset import ConfirmResetForm
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.admin.consumer_groups import ConsumerGroupAdmin
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker

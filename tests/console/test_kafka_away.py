@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
-from kmqadmin.console.services import availability
+from kmqadmin.console.services.clusters import availability
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.console.test_live import connect, receive_until
 from tests.kafka_helpers import read_all

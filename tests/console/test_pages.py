@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils.dateparse import parse_datetime
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue, ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.console.services.schedules import write_schedule
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueGauges
 from kmqadmin.kmq import headers as h

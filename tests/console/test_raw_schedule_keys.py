@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Cluster, ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.scheduler import SchedulerConfig, wire
 from kmqadmin.scheduler.schedule_refs import ENCODED, key_of, ref_of
 from tests.console.conftest import client_as

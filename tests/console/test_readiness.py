@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from kmqadmin.console.models import Cluster
-from kmqadmin.console.services.readiness import READY_WITHIN_S
+from kmqadmin.console.services.clusters.readiness import READY_WITHIN_S
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
 from tests.users import user_with
 

@@ -3,9 +3,9 @@
 import json
 
 from kmqadmin.console.models import Cluster
-from kmqadmin.console.services import renderings as module
-from kmqadmin.console.services.renderings import Rendering, Source, renderings
-from kmqadmin.console.services.topic_kinds import Kind
+from kmqadmin.console.services.browsing import renderings as module
+from kmqadmin.console.services.browsing.renderings import Rendering, Source, renderings
+from kmqadmin.console.services.clusters.topic_kinds import Kind
 from kmqadmin.console.templatetags.kmq import SHOWN_BYTES, payload
 from kmqadmin.kafka.inspect.browse import BrowsedRecord
 from kmqadmin.kmq import markers

@@ -4,7 +4,7 @@ on every write from the console and shown on the schedules page."""
 import pytest
 
 from kmqadmin.console.models import ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from tests.console.conftest import client_as
 from tests.process import wait_for
 

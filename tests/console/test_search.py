@@ -6,7 +6,7 @@ import re
 import pytest
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.console.services import search
+from kmqadmin.console.services.browsing import search
 from kmqadmin.kmq import QueueProducer
 from tests.console.conftest import client_as
 

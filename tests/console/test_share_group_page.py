@@ -11,7 +11,7 @@ from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import AcksRefused, LockExpired, QueueClient
-from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
+from kmqadmin.kmq.share.counts import MINUTE_MS, ShareCounts, minute_of
 from tests.console.conftest import client_as
 from tests.process import wait_for
 from tests.queue_helpers import poll_until, send

@@ -9,11 +9,11 @@ from channels.db import database_sync_to_async
 from confluent_kafka import Producer
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services.sparklines import HEIGHT, MINUTES, _points, sparklines
+from kmqadmin.console.services.queues.sparklines import HEIGHT, MINUTES, _points, sparklines
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueClient, RedeliveryTracker, names
-from kmqadmin.kmq.share_counts import MINUTE_MS, ShareCounts, minute_of
+from kmqadmin.kmq.share.counts import MINUTE_MS, ShareCounts, minute_of
 from kmqadmin.workers.counts import CountPublisher
 from tests.console.test_live import connect, receive_until
 from tests.process import wait_for

@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from kmqadmin.console.models import AuditEntry, Queue
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kmq import Message, QueueClient, QueueConfig, QueueProducer, markers
 from kmqadmin.kmq import headers as h
 from tests.console.conftest import client_as

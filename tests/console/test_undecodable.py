@@ -7,7 +7,7 @@ from asgiref.sync import async_to_sync
 from confluent_kafka import Producer
 
 from kmqadmin.console.models import Queue
-from kmqadmin.console.services import raw_headers
+from kmqadmin.console.services.browsing import raw_headers
 from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kmq import QueueConfig, markers
 from kmqadmin.kmq import headers as h

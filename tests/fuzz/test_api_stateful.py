@@ -26,12 +26,11 @@ from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from tests.chaos import report
+from tests.fuzz.profile import FUZZ
 from tests.users import user_with
-
-from .profile import FUZZ
 
 pytestmark = pytest.mark.django_db
 

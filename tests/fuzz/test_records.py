@@ -24,20 +24,19 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig, QueueProducer, markers, names
 from tests.chaos import last_json_line, report
+from tests.fuzz import strategies as fz
+from tests.fuzz.pages import Walk, walk_browser, walk_queue, walk_schedules
+from tests.fuzz.profile import FUZZ
+from tests.fuzz.services import Child, start_services
 from tests.kafka_helpers import read_all
 from tests.process import wait_for
 from tests.raw_produce import RawRecord, produce_raw
 from tests.users import user_with
-
-from . import strategies as fz
-from .pages import Walk, walk_browser, walk_queue, walk_schedules
-from .profile import FUZZ
-from .services import Child, start_services
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ clear refusal naming what cannot be carried over."""
 
 import pytest
 
-from kmqadmin.kafka.client.security import ClusterSecurity
+from kmqadmin.kafka.client.security.cluster import ClusterSecurity
 from kmqadmin.kafka.protocol.config import UnsupportedSetting, protocol_config
 
 

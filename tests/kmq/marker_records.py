@@ -1,6 +1,6 @@
 """What a tracker can see of its pure state, for tests without a broker."""
 
-from kmqadmin.kmq.tracked_partition import TrackedPartition
+from kmqadmin.kmq.tracking.tracked_partition import TrackedPartition
 
 
 def snapshot(state: TrackedPartition) -> tuple:

@@ -2,7 +2,7 @@
 
 import threading
 
-from kmqadmin.kmq.ack_window import AckWindow
+from kmqadmin.kmq.client.ack_window import AckWindow
 from tests.process import wait_for
 
 

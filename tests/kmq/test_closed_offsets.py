@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmqadmin.kmq.closed_offsets import METADATA_CHARS, METADATA_PREFIX, ClosedOffsets
+from kmqadmin.kmq.tracking.closed_offsets import METADATA_CHARS, METADATA_PREFIX, ClosedOffsets
 
 
 @given(st.lists(st.integers(0, 200), max_size=300))

@@ -19,7 +19,7 @@ from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker
 from kmqadmin.kmq.config import MarkerFormat
-from kmqadmin.kmq.stats import TrackerStats
+from kmqadmin.kmq.tracking.stats import TrackerStats
 from tests.chaos import (
     KILLS,
     Victim,

@@ -5,8 +5,8 @@ import pytest
 
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueConfig
-from kmqadmin.kmq import dead_letters as module
-from kmqadmin.kmq.dead_letters import SCAN_FACTOR, DeadLetters, LetterFilter
+from kmqadmin.kmq.readers import dead_letters as module
+from kmqadmin.kmq.readers.dead_letters import SCAN_FACTOR, DeadLetters, LetterFilter
 from tests.kafka_helpers import count_reads, fill, read_all
 from tests.process import wait_for
 from tests.raw_produce import RawRecord, produce_raw

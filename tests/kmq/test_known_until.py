@@ -11,7 +11,7 @@ from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import markers
-from kmqadmin.kmq.tracked_partition import TrackedPartition, apply_batch
+from kmqadmin.kmq.tracking.tracked_partition import TrackedPartition, apply_batch
 from tests.process import wait_for
 
 QUIET_MS = 5_000  # how long before the transaction the last marker was written

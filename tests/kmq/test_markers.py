@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.markers import MarkerError, MarkerType
-from kmqadmin.kmq.tracked_partition import TrackedPartition, apply_batch
+from kmqadmin.kmq.tracking.tracked_partition import TrackedPartition, apply_batch
 from tests.consumed_record import ConsumedRecord
-
-from .marker_records import snapshot
+from tests.kmq.marker_records import snapshot
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)

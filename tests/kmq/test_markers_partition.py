@@ -3,7 +3,7 @@ another one that took from the same partition is still undecided."""
 
 from confluent_kafka import TopicPartition
 
-from kmqadmin.kmq.markers_partition import MarkersPartition
+from kmqadmin.kmq.tracking.markers_partition import MarkersPartition
 
 TOPIC = "queue__markers"
 

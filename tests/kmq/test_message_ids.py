@@ -30,7 +30,10 @@ def test_a_worker_reads_the_id_of_a_record_whose_kmq_id_is_not_utf8(
     producer.send(value=b"v", headers={h.MESSAGE_ID: b"\x93"}, partition=0)
     producer.send(value=b"w", headers={h.MESSAGE_ID: b"forged"}, partition=0)
     producer.flush()
-    with caplog.at_level(logging.WARNING, "kmqadmin.kmq.client"), QueueClient(queue) as client:
+    with (
+        caplog.at_level(logging.WARNING, "kmqadmin.kmq.client.queue_client"),
+        QueueClient(queue) as client,
+    ):
         taken = poll_until(client, 2)
         assert [m.id for m in taken] == [f"{queue.topic}/0/{m.offset}" for m in taken]
         assert client.malformed == 2

@@ -5,7 +5,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmqadmin.kmq.open_set import OpenSet
+from kmqadmin.kmq.tracking.open_set import OpenSet
 
 
 def test_due_in_deadline_order_and_commit_offset_is_oldest_open() -> None:

@@ -10,13 +10,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kmqadmin.kafka.admin.log_offsets import LogAdmin
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config
-from kmqadmin.kmq import (
-    QueueClient,
-    QueueConfig,
-    QueueProducer,
-    RedeliveryTracker,
-    markers,
-)
+from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h
 from tests.kafka_helpers import read_all
 from tests.process import wait_for

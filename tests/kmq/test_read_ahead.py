@@ -8,7 +8,7 @@ from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.admin.offset_reader import OffsetReader
 from kmqadmin.kmq import QueueConfig
-from kmqadmin.kmq.redeliverer import Redeliverer
+from kmqadmin.kmq.tracking.redeliverer import Redeliverer
 from tests.raw_produce import RawRecord, produce_raw
 
 

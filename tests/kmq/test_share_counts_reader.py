@@ -9,8 +9,8 @@ from confluent_kafka import Producer
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
-from kmqadmin.kmq.share_counts import MINUTE_MS, BadCounts, ShareCounts, decode, minute_of
-from kmqadmin.kmq.share_counts_reader import ShareCountsReader
+from kmqadmin.kmq.share.counts import MINUTE_MS, BadCounts, ShareCounts, decode, minute_of
+from kmqadmin.kmq.share.counts_reader import ShareCountsReader
 from tests.consumed_record import ConsumedRecord
 
 

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 from confluent_kafka.admin import ConfigResource, ResourceType
 
+from kmqadmin.kafka.admin.share_group_configs import configure
 from kmqadmin.kafka.admin.share_groups import ShareGroupError
 from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kmq import (
@@ -20,11 +21,10 @@ from kmqadmin.kmq import (
     QueueProducer,
     RedeliveryTracker,
     ShareQueueClient,
-    share_counts,
 )
 from kmqadmin.kmq import headers as h
 from kmqadmin.kmq.config import SHARE_ACQUIRE_MODES
-from kmqadmin.kmq.share_group import configure
+from kmqadmin.kmq.share import counts as share_counts
 from kmqadmin.scheduler import Scheduler
 from tests.kafka_helpers import read_all
 from tests.process import wait_for

@@ -4,7 +4,7 @@ calls them)."""
 
 from confluent_kafka import KafkaError
 
-from kmqadmin.kmq.started_batches import StartedBatches
+from kmqadmin.kmq.client.started_batches import StartedBatches
 
 
 def test_a_batch_is_committed_once_every_start_of_it_and_before_it_is_written() -> None:

@@ -4,7 +4,7 @@ from confluent_kafka import KafkaError
 
 from kmqadmin.kmq import markers
 from kmqadmin.kmq.markers import MarkerError
-from kmqadmin.kmq.tracked_partition import TrackedPartition, apply_batch
+from kmqadmin.kmq.tracking.tracked_partition import TrackedPartition, apply_batch
 from tests.consumed_record import ConsumedRecord
 
 P = 2

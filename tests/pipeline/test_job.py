@@ -12,11 +12,10 @@ from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult
 from kmqadmin.pipeline.session import NAME, SPARK_KAFKA
+from tests.pipeline import scenario
+from tests.pipeline.conftest import KEEP, one_partition_queue
+from tests.pipeline.scenario import T
 from tests.raw_produce import RawRecord, produce_raw
-
-from . import scenario
-from .conftest import KEEP, one_partition_queue
-from .scenario import T
 
 SOURCES = ["spark", "python"]  # KMQ_PIPELINE_SOURCE: Spark's Kafka source, and ours
 

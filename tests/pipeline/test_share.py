@@ -23,15 +23,14 @@ from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, headers
-from kmqadmin.kmq.share_counts import minute_of
+from kmqadmin.kmq.share.counts import minute_of
 from kmqadmin.pipeline.columns import COUNTS, MINUTE_COLUMNS, QUANTILE_COLUMNS
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import AnalyticsJob, PipelineConfig, RunResult, read_log
 from kmqadmin.pipeline.lifecycle import BROKER
+from tests.pipeline import scenario
+from tests.pipeline.conftest import KEEP
 from tests.process import wait_for
-
-from . import scenario
-from .conftest import KEEP
 
 
 @dataclass(frozen=True)

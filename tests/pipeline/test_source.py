@@ -21,9 +21,8 @@ from kmqadmin.pipeline.session import (
     has_spark_kafka,
     kafka_format,
 )
+from tests.pipeline import scenario
 from tests.process import ROOT, env
-
-from . import scenario
 
 
 def _fill(kafka: EmbeddedBroker, topic: str, n: int) -> None:

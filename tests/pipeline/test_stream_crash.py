@@ -13,9 +13,8 @@ import pyarrow.parquet as pq
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.pipeline.events import QueueTopics
 from tests.chaos import log_tail
+from tests.pipeline import scenario
 from tests.process import ROOT, kill9, wait_for
-
-from . import scenario
 
 
 def _spawn(kafka: EmbeddedBroker, queue: QueueTopics, tmp: Path) -> subprocess.Popen:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from kmqadmin.console.models import Cluster, Queue
-from kmqadmin.console.services import clients
+from kmqadmin.console.services.clusters import clients
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, SaslSslListener
 from tests.broker import SUITE_SETTINGS
 from tests.security.certs import Certificates, make_certificates

@@ -7,7 +7,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from kmqadmin.console.models import Queue
-from kmqadmin.kafka.client.masking import MASK
+from kmqadmin.kafka.client.security.masking import MASK
 from kmqadmin.pipeline.events import QueueTopics
 from kmqadmin.pipeline.job import PipelineConfig, kafka_options
 from kmqadmin.pipeline.session import NAME, SPARK_KAFKA, kafka_format

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kmqadmin.kafka.client.errors import ClusterSettingError
-from kmqadmin.kafka.client.security import ClusterSecurity
+from kmqadmin.kafka.client.security.cluster import ClusterSecurity
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.scheduler import SchedulerConfig
 from kmqadmin.workers.host import ServiceHost

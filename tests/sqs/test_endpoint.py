@@ -5,7 +5,7 @@ applied, and Django still serving everything else."""
 
 import pytest
 
-from kmqadmin.sqs.remembered import REMEMBER_S
+from kmqadmin.sqs.auth.remembered import REMEMBER_S
 from tests.process import manage, wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs, status
 

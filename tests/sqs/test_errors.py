@@ -11,9 +11,9 @@ import pytest
 from botocore.awsrequest import HTTPHeaders
 from botocore.parsers import create_parser
 
-from kmqadmin.sqs import errors
-from kmqadmin.sqs.errors import Answer, SqsError
-from kmqadmin.sqs.signature import SignatureError
+from kmqadmin.sqs.auth.signature import SignatureError
+from kmqadmin.sqs.protocol import errors
+from kmqadmin.sqs.protocol.errors import Answer, SqsError
 
 REQUEST_ID = "4d6f1c66-0000-4000-8000-000000000001"
 

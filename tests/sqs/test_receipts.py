@@ -3,8 +3,8 @@ queue's handle is ReceiptHandleIsInvalid."""
 
 import pytest
 
-from kmqadmin.sqs.errors import SqsError
-from kmqadmin.sqs.receipts import Receipt, read
+from kmqadmin.sqs.protocol.errors import SqsError
+from kmqadmin.sqs.receiving.receipts import Receipt, read
 
 
 def test_a_handle_names_its_delivery() -> None:

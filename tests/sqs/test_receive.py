@@ -19,7 +19,7 @@ from confluent_kafka import Producer
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
-from kmqadmin.sqs.send import message_id
+from kmqadmin.sqs.actions.send import message_id
 from tests.kafka_helpers import read_all
 from tests.process import kill9, wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, receive_all, sqs

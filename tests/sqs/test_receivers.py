@@ -16,9 +16,9 @@ from bench.common import read_topic
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer, RedeliveryTracker, markers
 from kmqadmin.kmq.message import Message
-from kmqadmin.sqs import receivers
-from kmqadmin.sqs.receipts import Receipt
-from kmqadmin.sqs.settling import settler
+from kmqadmin.sqs.receiving import receivers
+from kmqadmin.sqs.receiving.receipts import Receipt
+from kmqadmin.sqs.receiving.settling import settler
 
 TIMEOUT_MS = 6000  # held for a next request up to half of it
 SETTLING_S = 2.0  # a slow broker's settling: longer than the request's wait

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 
 from kmqadmin.console.models import Cluster, Queue, SqsQueue
 from kmqadmin.console.services import sqs_keys
-from kmqadmin.sqs import remembered as memory
+from kmqadmin.sqs.auth import remembered as memory
 from kmqadmin.sqs.registered import lookup
 
 pytestmark = pytest.mark.django_db

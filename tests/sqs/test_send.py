@@ -15,7 +15,7 @@ from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.kmq import headers as h
 from kmqadmin.scheduler import Scheduler
-from kmqadmin.sqs.send import message_id
+from kmqadmin.sqs.actions.send import message_id
 from tests.process import manage, wait_for
 from tests.sqs.clients import PROTOCOLS, Web, error_of, sqs
 

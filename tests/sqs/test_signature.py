@@ -12,7 +12,7 @@ from botocore.auth import SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from kmqadmin.sqs.signature import SignatureError, SignedRequest, verify
+from kmqadmin.sqs.auth.signature import SignatureError, SignedRequest, verify
 
 KEY_ID, SECRET = "AKIAKMQADMINTEST0001", "s3cretS3cretS3cretS3cretS3cretS3cret0001"
 ENDPOINT = "http://127.0.0.1:8000/sqs"

@@ -3,7 +3,7 @@
 import pytest
 
 from kmqadmin.console.models import Queue, QueueMinute
-from kmqadmin.console.services.queue_stats import RATE_MINUTES, rates
+from kmqadmin.console.services.queues.stats import RATE_MINUTES, rates
 from kmqadmin.kmq import QueueClient, RedeliveryTracker
 from kmqadmin.workers.counts import CountPublisher
 from tests.process import wait_for

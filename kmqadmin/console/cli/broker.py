@@ -6,10 +6,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from kmqadmin.console.cli.stopping import stop_event
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.kafka.embedded.cluster import EmbeddedCluster
-
-from .stopping import stop_event
 
 
 def add_arguments(parser: ArgumentParser) -> None:

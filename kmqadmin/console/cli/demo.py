@@ -15,12 +15,11 @@ from typing import Any
 from confluent_kafka import KafkaException
 from django.core.management.base import BaseCommand
 
+from kmqadmin.console.cli.stopping import stop_event
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.scheduler.client import ScheduleClient
-
-from .stopping import stop_event
 
 DEMO_QUEUES = {"orders": 3, "emails": 3}
 DEMO_SCHEDULES = "reminders"

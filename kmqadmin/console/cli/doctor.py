@@ -19,10 +19,11 @@ from django.db.migrations.executor import MigrationExecutor
 
 from kmqadmin.celery import app as celery_app
 from kmqadmin.console.oidc.provider import TIMEOUT_S, configured
+from kmqadmin.kafka.admin import share_group_configs as share_group
 from kmqadmin.kafka.admin.share_groups import ShareGroupError, broker_limits
 from kmqadmin.kafka.admin.topics import admin_client, cluster_metadata, partition_counts
 from kmqadmin.kafka.client.errors import KafkaSetupError
-from kmqadmin.kmq import QueueConfig, share_group
+from kmqadmin.kmq import QueueConfig
 
 if TYPE_CHECKING:
     from kmqadmin.console.models import Cluster, Queue

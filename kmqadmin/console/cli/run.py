@@ -27,17 +27,16 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from kmqadmin.console.cli.demo import DEMO_QUEUES
+from kmqadmin.console.cli.processes import commands
+from kmqadmin.console.cli.stopping import stop_event
+from kmqadmin.console.cli.supervisor import BROKER, MisconfiguredChild, Supervisor
 from kmqadmin.console.models import Queue
 from kmqadmin.kafka.admin.topics import cluster_metadata, topic_partitions
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.client.errors import KafkaSetupError
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
 from kmqadmin.metrics.exposition import MULTIPROC_DIR, forget_dead_processes
-
-from .demo import DEMO_QUEUES
-from .processes import commands
-from .stopping import stop_event
-from .supervisor import BROKER, MisconfiguredChild, Supervisor
 
 
 def add_arguments(parser: ArgumentParser) -> None:

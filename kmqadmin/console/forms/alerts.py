@@ -2,10 +2,10 @@
 
 from django import forms
 
-from ..models import AlertRule, Queue, ScheduleTopic
-from ..services import secrets_at_rest
-from ..services.alerts.changes import EDITABLE
-from ..services.alerts.rules import MAX_EMAILS
+from kmqadmin.console.models import AlertRule, Queue, ScheduleTopic
+from kmqadmin.console.services import secrets_at_rest
+from kmqadmin.console.services.alerts.changes import EDITABLE
+from kmqadmin.console.services.alerts.rules import MAX_EMAILS
 
 
 class AlertRuleForm(forms.ModelForm):

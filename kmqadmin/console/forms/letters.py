@@ -5,10 +5,9 @@ from datetime import datetime
 
 from django import forms
 
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq import LetterFilter
-
-from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 
 
 class LetterFilterForm(forms.Form):

@@ -5,9 +5,8 @@ from datetime import datetime
 
 from django import forms
 
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.kafka.client.clock import epoch_ms
-
-from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
 
 
 class ActionForm(forms.Form):

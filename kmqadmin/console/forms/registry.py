@@ -5,10 +5,15 @@ back."""
 from django import forms
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from kmqadmin.kafka.client.security import SECRET_REFERENCES, reference_problem
-
-from ..models import SCHEMA_REGISTRY_FIELDS, SECURITY_FIELDS, Cluster, Queue, ScheduleTopic
-from ..services.backend_switch import SwitchRefused, check_switch
+from kmqadmin.console.models import (
+    SCHEMA_REGISTRY_FIELDS,
+    SECURITY_FIELDS,
+    Cluster,
+    Queue,
+    ScheduleTopic,
+)
+from kmqadmin.console.services.queues.backend_switch import SwitchRefused, check_switch
+from kmqadmin.kafka.client.security.cluster import SECRET_REFERENCES, reference_problem
 
 
 class ReferenceInput(forms.TextInput):

@@ -7,13 +7,12 @@ import json
 
 from django import forms
 
+from kmqadmin.console.services.groups.listing import named, parse_offsets
 from kmqadmin.kafka.admin.groups import Partition
 from kmqadmin.kafka.admin.offset_reset import MODES, ResetTarget
 from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.kmq import names
-
-from ..services.groups import named, parse_offsets
 
 
 class ResetForm(forms.Form):

@@ -6,10 +6,9 @@ from datetime import UTC, datetime
 from confluent_kafka import Message as KafkaMessage
 from django import forms
 
+from kmqadmin.console.validators import given_text, topic_name
 from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.scheduler import wire
-
-from ..services.validators import given_text, topic_name
 
 
 class ScheduleForm(forms.Form):

@@ -3,7 +3,7 @@
 The htmx ws extension swaps each fragment into the page by its id, so a live
 table is the same template on first paint and on every push. A fragment is
 rendered once per tick for all the sockets showing it (feed.py), from
-the web process's own views of the topics (console/services/clients.py): no process
+the web process's own views of the topics (console/services/clusters/clients.py): no process
 asks a tracker anything, and many open pages share one view and one render.
 """
 
@@ -18,18 +18,17 @@ from confluent_kafka import KafkaException
 from django.http import Http404
 from django.template.loader import render_to_string
 
+from kmqadmin.console.live import feed
+from kmqadmin.console.models import Queue
+from kmqadmin.console.services.browsing.masking import MASKING_FIELDS, masking_for_role
+from kmqadmin.console.services.clusters import registered
+from kmqadmin.console.services.clusters.availability import KafkaAway
+from kmqadmin.console.services.queues.in_flight_pages import in_flight_page
+from kmqadmin.console.services.queues.sparklines import sparklines
+from kmqadmin.console.services.queues.stats import queue_stats
+from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.admin.offset_reader import ReadTimeout
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
-
-from ..models import Queue
-from ..services import registered
-from ..services.availability import KafkaAway
-from ..services.in_flight_pages import in_flight_page
-from ..services.masking import MASKING_FIELDS, masking_for_role
-from ..services.queue_stats import queue_stats
-from ..services.roles import Role, role_of
-from ..services.sparklines import sparklines
-from . import feed
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,8 @@
 
 from django.urls import re_path
 
+from kmqadmin.console.live import consumers, tail
 from kmqadmin.kmq import names
-
-from . import consumers, tail
 
 websocket_urlpatterns = [
     re_path(r"^ws/dashboard/$", consumers.DashboardConsumer.as_asgi()),

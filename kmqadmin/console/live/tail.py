@@ -2,7 +2,7 @@
 opened, filtered as the page is, pushed as table rows.
 
 The following itself (a Tail per socket, masking, the cap on tails open)
-is services/following.py's. A push carries at most Tail.rate rows a poll and says
+is services/browsing/following.py's. A push carries at most Tail.rate rows a poll and says
 how many more matched; the socket closes with a code saying why when it
 cannot start (4403 no role, 4404 no such cluster or topic, 4400 a bad
 filter, 4429 too many tails open, 4503 the cluster unusable), and its
@@ -18,14 +18,13 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from confluent_kafka import KafkaException
 from django.template.loader import render_to_string
 
+from kmqadmin.console.live.consumers import NOT_ALLOWED, NOT_FOUND
+from kmqadmin.console.models import Cluster
+from kmqadmin.console.services.browsing.following import Following, Push, TooMany
+from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.errors import KafkaSetupError, TopicMissing
 from kmqadmin.kafka.inspect.record_filter import FilterError, RecordFilter
 from kmqadmin.kafka.inspect.tail import TailBatch
-
-from ..models import Cluster
-from ..services.following import Following, Push, TooMany
-from ..services.roles import Role, role_of
-from .consumers import NOT_ALLOWED, NOT_FOUND
 
 log = logging.getLogger(__name__)
 

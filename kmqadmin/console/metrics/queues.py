@@ -22,8 +22,8 @@ from django.db import connection
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from ..models import Queue
-from ..services.queue_stats import QueueStats, queue_stats
+from kmqadmin.console.models import Queue
+from kmqadmin.console.services.queues.stats import QueueStats, queue_stats
 
 log = logging.getLogger(__name__)
 

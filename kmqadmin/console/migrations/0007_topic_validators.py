@@ -3,7 +3,7 @@
 import django.core.validators
 from django.db import migrations, models
 
-import kmqadmin.console.services.validators
+import kmqadmin.console.validators
 
 
 class Migration(migrations.Migration):
@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
             field=models.CharField(
                 blank=True,
                 max_length=249,
-                validators=[kmqadmin.console.services.validators.topic_name],
+                validators=[kmqadmin.console.validators.topic_name],
             ),
         ),
         migrations.AlterField(
@@ -51,7 +51,7 @@ class Migration(migrations.Migration):
             field=models.CharField(
                 blank=True,
                 max_length=249,
-                validators=[kmqadmin.console.services.validators.topic_name],
+                validators=[kmqadmin.console.validators.topic_name],
             ),
         ),
         migrations.AlterField(
@@ -81,7 +81,7 @@ class Migration(migrations.Migration):
             model_name="queue",
             name="topic",
             field=models.CharField(
-                max_length=249, validators=[kmqadmin.console.services.validators.queue_topic_name]
+                max_length=249, validators=[kmqadmin.console.validators.queue_topic_name]
             ),
         ),
         migrations.AlterField(
@@ -97,7 +97,7 @@ class Migration(migrations.Migration):
             model_name="scheduletopic",
             name="topic",
             field=models.CharField(
-                max_length=249, validators=[kmqadmin.console.services.validators.topic_name]
+                max_length=249, validators=[kmqadmin.console.validators.topic_name]
             ),
         ),
     ]

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import kmqadmin.console.services.validators
+import kmqadmin.console.validators
 
 
 class Migration(migrations.Migration):
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 default=list,
                 help_text="Topics its schedules may fire into; empty: any topic.",
-                validators=[kmqadmin.console.services.validators.topic_names],
+                validators=[kmqadmin.console.validators.topic_names],
             ),
         ),
         migrations.CreateModel(

@@ -12,8 +12,8 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
-from .identities import Refused, signed_in
-from .provider import Provider, configured
+from kmqadmin.console.oidc.identities import Refused, signed_in
+from kmqadmin.console.oidc.provider import Provider, configured
 
 
 class SsoBackend(OIDCAuthenticationBackend):

@@ -17,8 +17,8 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
-from .identities import Refused, signed_in
-from .provider import Provider, ProviderUnavailable, configured
+from kmqadmin.console.oidc.identities import Refused, signed_in
+from kmqadmin.console.oidc.provider import Provider, ProviderUnavailable, configured
 
 KEYS_KEPT_S = 300
 # Asymmetric only: an HS256 token would be checked with a secret anyone

@@ -16,10 +16,9 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 
 from kmqadmin.console.models import SsoIdentity
-from kmqadmin.console.services import audit
+from kmqadmin.console.oidc.provider import Provider
+from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.roles import GROUPS
-
-from .provider import Provider
 
 
 class Refused(Exception):

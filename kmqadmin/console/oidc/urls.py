@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import Callback, SignIn
+from kmqadmin.console.oidc.views import Callback, SignIn
 
 # The names mozilla-django-oidc reverses.
 urlpatterns = [

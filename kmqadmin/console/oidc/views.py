@@ -17,11 +17,10 @@ from django.utils import timezone
 from django.views import View
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from kmqadmin.console.services import audit
+from kmqadmin.console.oidc.identities import Refused
+from kmqadmin.console.oidc.provider import Provider, ProviderUnavailable, configured
+from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.views.login import login_page
-
-from .identities import Refused
-from .provider import Provider, ProviderUnavailable, configured
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,8 @@ that key to the browser or client as text and read it back. Both ends of
 that text live here, so a page's ``next`` is always a valid ``after``.
 """
 
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION, number
 from kmqadmin.scheduler import Upcoming
-
-from .coordinates import MAX_OFFSET, MAX_PARTITION, number
 
 SEPARATOR = ":"
 IN_FLIGHT_FORM = "PARTITION:OFFSET, e.g. 2:1500"

@@ -23,16 +23,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 
+from kmqadmin.console.models import AuditEntry, Job, Queue
+from kmqadmin.console.services.alerts.evaluation import check_all
+from kmqadmin.console.services.audit import trail as audit
+from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
+from kmqadmin.kmq.readers.twin_letters import TwinLetters
 from kmqadmin.kmq.replay import Replayer, purge
-from kmqadmin.kmq.twin_letters import TwinLetters
-
-from ..models import AuditEntry, Job, Queue
-from . import audit
-from .alerts.evaluation import check_all
-from .missing import Missing
-from .roles import Role, role_of
 
 PAGE = 500
 NAME = "kmqadmin.workers.tasks.{}"
@@ -48,7 +47,7 @@ def redrive_letters(
     Reads page by page from a seek (never the whole partition at once) and
     redrives each page with one wait for the broker. Letters that arrive
     while it runs are included up to where it stops. A twin letter (the same
-    failed record written twice, kmq.twin_letters) is skipped and counted:
+    failed record written twice, kmq.readers.twin_letters) is skipped and counted:
     its message goes back once.
 
     Its audit entry keeps the offsets it has dealt with, ``[low, through)``:

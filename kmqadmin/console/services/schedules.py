@@ -8,12 +8,12 @@ import time
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
+from kmqadmin.console.models import ScheduleTopic
+from kmqadmin.console.services.audit import trail as audit
+from kmqadmin.console.services.clusters import clients
+from kmqadmin.console.services.missing import Missing
 from kmqadmin.scheduler import Upcoming
 from kmqadmin.scheduler.schedule_refs import key_of, ref_of
-
-from ..models import ScheduleTopic
-from . import audit, clients
-from .missing import Missing
 
 
 class TargetNotAllowed(ValueError):

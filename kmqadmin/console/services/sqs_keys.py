@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
-from ..models import SqsAccessKey
-from . import audit, secrets_at_rest
+from kmqadmin.console.models import SqsAccessKey
+from kmqadmin.console.services import secrets_at_rest
+from kmqadmin.console.services.audit import trail as audit
 
 KEY_ID_PREFIX = "AKIA"
 KEY_ID_ALPHABET = string.ascii_uppercase + "234567"

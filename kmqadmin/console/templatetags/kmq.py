@@ -5,13 +5,12 @@ from datetime import UTC, datetime
 
 from django import template
 
+from kmqadmin.console import durations
+from kmqadmin.console.services.clusters.registered import cluster_query
 from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import markers
 from kmqadmin.kmq.names import markers_topic
-
-from .. import durations
-from ..services.registered import cluster_query
 
 register = template.Library()
 

@@ -9,13 +9,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from ..decorators import admin, operator, viewer
-from ..forms.alerts import AlertRuleForm
-from ..models import AlertEvent, AlertRule, Queue
-from ..services.alerts import changes
-from ..services.alerts.notifications import seen_by
-from ..services.alerts.rules import DEFAULTS_TEXT, MAX_SILENCE_MINUTES, WINDOWED
-from ..services.roles import Role, role_of
+from kmqadmin.console.decorators import admin, operator, viewer
+from kmqadmin.console.forms.alerts import AlertRuleForm
+from kmqadmin.console.models import AlertEvent, AlertRule, Queue
+from kmqadmin.console.services.alerts import changes
+from kmqadmin.console.services.alerts.notifications import seen_by
+from kmqadmin.console.services.alerts.rules import DEFAULTS_TEXT, MAX_SILENCE_MINUTES, WINDOWED
+from kmqadmin.console.services.roles import Role, role_of
 
 PAGE = 50
 SILENCES = [(15, "15 min"), (60, "1 h"), (240, "4 h"), (1440, "1 day"), (10080, "1 week")]

@@ -4,10 +4,10 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from ..decorators import viewer
-from ..forms.audit import AuditFilterForm
-from ..models import AuditEntry
-from ..services.audit_diff import acted_on, changes
+from kmqadmin.console.decorators import viewer
+from kmqadmin.console.forms.audit import AuditFilterForm
+from kmqadmin.console.models import AuditEntry
+from kmqadmin.console.services.audit.diff import acted_on, changes
 
 PAGE = 50
 # Actions that take a thing away: their entry's before is what went.

@@ -3,9 +3,9 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from .. import charts
-from ..decorators import viewer
-from ..models import Queue, ScheduleTopic
+from kmqadmin.console import charts
+from kmqadmin.console.decorators import viewer
+from kmqadmin.console.models import Queue, ScheduleTopic
 
 
 @viewer

@@ -5,24 +5,23 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from kmqadmin.console.decorators import operator, viewer
+from kmqadmin.console.forms.letters import LetterFilterForm
+from kmqadmin.console.models import Queue
+from kmqadmin.console.services.browsing.masking import masked_letter_filter, masking_for
+from kmqadmin.console.services.browsing.raw_headers import raw_headers
+from kmqadmin.console.services.browsing.schema_rendering import schema_rendering
+from kmqadmin.console.services.clusters import clients
+from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.console.services.jobs import redrive_letters, start
+from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.queues.letters import page_fields, redrives
+from kmqadmin.console.services.queues.letters import redrive as redrive_letter
+from kmqadmin.console.services.roles import Role, role_of
+from kmqadmin.console.views.flash import flash
+from kmqadmin.console.views.queues import queue_or_404
+from kmqadmin.console.views.tasks import started
 from kmqadmin.kafka.inspect.payload_masking import MaskRules
-
-from ..decorators import operator, viewer
-from ..forms.letters import LetterFilterForm
-from ..models import Queue
-from ..services import clients
-from ..services.coordinates import MAX_OFFSET, MAX_PARTITION
-from ..services.jobs import redrive_letters, start
-from ..services.letters import page_fields, redrives
-from ..services.letters import redrive as redrive_letter
-from ..services.masking import masked_letter_filter, masking_for
-from ..services.missing import Missing
-from ..services.raw_headers import raw_headers
-from ..services.roles import Role, role_of
-from ..services.schema_rendering import schema_rendering
-from .flash import flash
-from .queues import queue_or_404
-from .tasks import started
 
 PAGE = 25
 

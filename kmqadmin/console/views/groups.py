@@ -6,15 +6,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from kmqadmin.console.decorators import admin, viewer
+from kmqadmin.console.forms.reset import ConfirmResetForm, GroupResetForm, offsets_json
+from kmqadmin.console.models import Cluster
+from kmqadmin.console.services.groups import listing as groups
+from kmqadmin.console.services.roles import Role, role_of
+from kmqadmin.console.views.flash import flash
 from kmqadmin.kafka.admin.groups import GroupNotEmpty, GroupNotFound, Kind
 from kmqadmin.kafka.admin.offset_reset import BadReset
-
-from ..decorators import admin, viewer
-from ..forms.reset import ConfirmResetForm, GroupResetForm, offsets_json
-from ..models import Cluster
-from ..services import groups
-from ..services.roles import Role, role_of
-from .flash import flash
 
 
 @viewer

@@ -2,8 +2,8 @@
 
 from django.http import HttpRequest, JsonResponse
 
-from ..services import readiness
-from ..services.availability import RETRY_AFTER_S
+from kmqadmin.console.services.clusters import readiness
+from kmqadmin.console.services.clusters.availability import RETRY_AFTER_S
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

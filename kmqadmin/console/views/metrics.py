@@ -17,10 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from kmqadmin.console.metrics.queues import QueueGaugesCollector
+from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.metrics.exposition import registry
-
-from ..metrics.queues import QueueGaugesCollector
-from ..services.roles import Role, role_of
 
 log = logging.getLogger(__name__)
 

@@ -9,29 +9,35 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from kmqadmin.console import charts
+from kmqadmin.console.decorators import admin, operator, viewer
+from kmqadmin.console.forms.queue import ActionForm, ReplayForm
+from kmqadmin.console.forms.reset import ResetForm
+from kmqadmin.console.models import Queue
+from kmqadmin.console.services.alerts.rules import DEFAULTS_TEXT
+from kmqadmin.console.services.audit import trail as audit
+from kmqadmin.console.services.browsing.masking import masking_for
+from kmqadmin.console.services.browsing.raw_headers import raw_headers
+from kmqadmin.console.services.browsing.schema_rendering import schema_rendering
+from kmqadmin.console.services.clusters import availability, clients, registered
+from kmqadmin.console.services.clusters.availability import KafkaAway
+from kmqadmin.console.services.conflict import Conflict
+from kmqadmin.console.services.groups import share_groups
+from kmqadmin.console.services.jobs import purge_queue, replay_range, start
+from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.queues import messages as queue_messages
+from kmqadmin.console.services.queues.share_limits import (
+    NO_DEADLINES,
+    NO_PURGE,
+    NotForShareQueues,
+    refuse_share,
+)
+from kmqadmin.console.services.roles import Role, role_of
+from kmqadmin.console.views.flash import flash
+from kmqadmin.console.views.tasks import started
 from kmqadmin.kafka.admin.groups import GroupNotEmpty
 from kmqadmin.kafka.admin.offset_reset import BadReset
 from kmqadmin.kafka.client.errors import BrokerUnavailable
-
-from .. import charts
-from ..decorators import admin, operator, viewer
-from ..forms.queue import ActionForm, ReplayForm
-from ..forms.reset import ResetForm
-from ..models import Queue
-from ..services import audit, availability, clients, registered, share_groups
-from ..services import messages as queue_messages
-from ..services.alerts.rules import DEFAULTS_TEXT
-from ..services.availability import KafkaAway
-from ..services.conflict import Conflict
-from ..services.jobs import purge_queue, replay_range, start
-from ..services.masking import masking_for
-from ..services.missing import Missing
-from ..services.raw_headers import raw_headers
-from ..services.roles import Role, role_of
-from ..services.schema_rendering import schema_rendering
-from ..services.share_limits import NO_DEADLINES, NO_PURGE, NotForShareQueues, refuse_share
-from .flash import flash
-from .tasks import started
 
 
 def queue_or_404(request: HttpRequest, topic: str) -> Queue:

@@ -6,10 +6,10 @@ from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from ..decorators import admin
-from ..forms.registry import ClusterForm, QueueForm, ScheduleTopicForm
-from ..models import Cluster, Queue, ScheduleTopic
-from ..services import audit
+from kmqadmin.console.decorators import admin
+from kmqadmin.console.forms.registry import ClusterForm, QueueForm, ScheduleTopicForm
+from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
+from kmqadmin.console.services.audit import trail as audit
 
 FORMS: dict[str, type[ModelForm]] = {
     "cluster": ClusterForm,

@@ -7,23 +7,23 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from kmqadmin.scheduler import wire
-from kmqadmin.scheduler.schedule_refs import ref_of
-
-from ..decorators import operator, viewer
-from ..forms.schedule import ScheduleForm
-from ..models import ScheduleTopic
-from ..services import clients, cursors, registered
-from ..services.missing import Missing
-from ..services.roles import Role, role_of
-from ..services.schedules import (
+from kmqadmin.console.decorators import operator, viewer
+from kmqadmin.console.forms.schedule import ScheduleForm
+from kmqadmin.console.models import ScheduleTopic
+from kmqadmin.console.services import cursors
+from kmqadmin.console.services.clusters import clients, registered
+from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.roles import Role, role_of
+from kmqadmin.console.services.schedules import (
     TargetNotAllowed,
     cancel_schedule,
     fire_schedule,
     live_schedule,
     write_schedule,
 )
-from .flash import flash
+from kmqadmin.console.views.flash import flash
+from kmqadmin.scheduler import wire
+from kmqadmin.scheduler.schedule_refs import ref_of
 
 PAGE = 50
 

@@ -4,9 +4,9 @@ from celery.result import AsyncResult
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from ..decorators import viewer
-from ..services.jobs import job_status
-from ..services.missing import Missing
+from kmqadmin.console.decorators import viewer
+from kmqadmin.console.services.jobs import job_status
+from kmqadmin.console.services.missing import Missing
 
 
 def started(request: HttpRequest, job: AsyncResult) -> HttpResponse:

@@ -5,7 +5,7 @@ from typing import Any
 
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from .topics import admin_client
+from kmqadmin.kafka.admin.topics import admin_client
 
 
 def broker_setting(

@@ -17,8 +17,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from .busy_coordinator import once_it_answers
-from .groups import (
+from kmqadmin.kafka.admin.busy_coordinator import once_it_answers
+from kmqadmin.kafka.admin.groups import (
     Group,
     GroupError,
     GroupListing,
@@ -29,7 +29,7 @@ from .groups import (
     Partition,
     not_empty,
 )
-from .log_offsets import LogAdmin
+from kmqadmin.kafka.admin.log_offsets import LogAdmin
 
 # Share (and streams) groups answer ListGroups too: only these are consumer groups.
 _CONSUMER_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}

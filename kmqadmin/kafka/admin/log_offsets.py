@@ -11,8 +11,8 @@ from typing import Any
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from .groups import GroupError, Partition, UnknownTopic
-from .topics import admin_client
+from kmqadmin.kafka.admin.groups import GroupError, Partition, UnknownTopic
+from kmqadmin.kafka.admin.topics import admin_client
 
 
 def log_admin(bootstrap_servers: str, kafka_config: Mapping[str, Any] | None) -> AdminClient:

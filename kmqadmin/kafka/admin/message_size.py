@@ -8,9 +8,8 @@ from typing import Any
 
 from confluent_kafka.admin import ConfigResource, ResourceType
 
+from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.config import producer_config
-
-from .topics import admin_client
 
 # librdkafka's default message.max.bytes, when the configuration sets none.
 PRODUCER_DEFAULT = 1_000_000

@@ -14,10 +14,9 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client import idle_clients
 from kmqadmin.kafka.client.config import consumer_config
-
-from .topics import topic_partitions
 
 log = logging.getLogger(__name__)
 

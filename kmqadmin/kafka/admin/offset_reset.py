@@ -12,8 +12,15 @@ offsets), so the queue page's reset and the group page's are one reset.
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .groups import GroupAdmin, GroupNotEmpty, GroupNotFound, Partition, UnknownTopic, not_empty
-from .log_offsets import LogOffsets
+from kmqadmin.kafka.admin.groups import (
+    GroupAdmin,
+    GroupNotEmpty,
+    GroupNotFound,
+    Partition,
+    UnknownTopic,
+    not_empty,
+)
+from kmqadmin.kafka.admin.log_offsets import LogOffsets
 
 Mode = Literal["earliest", "latest", "time", "offset"]
 MODES: tuple[Mode, ...] = ("earliest", "latest", "time", "offset")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from .stretch import Stretch
+from kmqadmin.kafka.admin.stretch import Stretch
 
 # A count gives up after this long without progress (the broker away).
 STALL_S = 5.0

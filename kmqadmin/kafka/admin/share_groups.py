@@ -22,14 +22,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
 
-from kmqadmin.kafka.protocol import (
-    AlterShareGroupOffsetsRequest,
-    DescribeShareGroupOffsetsRequest,
-    ShareGroupDescribeRequest,
-)
-from kmqadmin.kafka.protocol.config import protocol_config
-
-from .groups import (
+from kmqadmin.kafka.admin.groups import (
     Group,
     GroupError,
     GroupListing,
@@ -40,7 +33,13 @@ from .groups import (
     Partition,
     not_empty,
 )
-from .log_offsets import LogAdmin
+from kmqadmin.kafka.admin.log_offsets import LogAdmin
+from kmqadmin.kafka.protocol import (
+    AlterShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsRequest,
+    ShareGroupDescribeRequest,
+)
+from kmqadmin.kafka.protocol.config import protocol_config
 
 _NOT_FOUND = protocol_errors.GroupIdNotFoundError.errno
 _NOT_EMPTY = protocol_errors.NonEmptyGroupError.errno

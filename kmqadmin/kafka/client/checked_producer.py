@@ -9,7 +9,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka import Message as KafkaMessage
 
-from .config import producer_config
+from kmqadmin.kafka.client.config import producer_config
 
 log = logging.getLogger(__name__)
 

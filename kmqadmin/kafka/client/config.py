@@ -10,7 +10,7 @@ any cluster left at its defaults.
 from collections.abc import Mapping
 from typing import Any
 
-from .client_log import LOGGER
+from kmqadmin.kafka.client.client_log import LOGGER
 
 KafkaConfig = dict[str, Any]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import confluent_kafka
 
-from .masking import is_secret
+from kmqadmin.kafka.client.security.masking import is_secret
 
 PRODUCER, CONSUMER = 0, 1
 _ERRSTR_SIZE = 512

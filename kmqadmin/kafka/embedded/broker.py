@@ -29,8 +29,7 @@ from types import TracebackType
 
 from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.errors import EmbeddedBrokerError, KafkaSetupError
-
-from . import child
+from kmqadmin.kafka.embedded import child
 
 NODE_ID = 1
 DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".jars" / "kafka"

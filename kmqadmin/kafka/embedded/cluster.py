@@ -21,8 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.errors import EmbeddedBrokerError
-
-from .broker import EmbeddedBroker, Quorum, free_port, new_cluster_id
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, Quorum, free_port, new_cluster_id
 
 
 class EmbeddedCluster:

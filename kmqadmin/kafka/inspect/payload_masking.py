@@ -27,8 +27,7 @@ from confluent_kafka import Message as KafkaMessage
 from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.record import Headers, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
-
-from .browse import BrowsedRecord, Match
+from kmqadmin.kafka.inspect.browse import BrowsedRecord, Match
 
 MASK = "***"
 HIDDEN = b"*** hidden: not UTF-8 text, and this queue masks its records"

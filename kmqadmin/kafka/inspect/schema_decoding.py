@@ -47,7 +47,7 @@ from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
-from kmqadmin.kafka.client.masking import Masked
+from kmqadmin.kafka.client.security.masking import Masked
 
 log = logging.getLogger(__name__)
 

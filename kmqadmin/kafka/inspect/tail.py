@@ -19,8 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from kmqadmin.kafka.admin.topics import topic_partitions
 from kmqadmin.kafka.client.config import consumer_config
-
-from .browse import BrowsedRecord, Match
+from kmqadmin.kafka.inspect.browse import BrowsedRecord, Match
 
 
 @dataclass(frozen=True)

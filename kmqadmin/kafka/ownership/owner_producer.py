@@ -37,11 +37,15 @@ from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from kmqadmin.kafka.client.bounded_call import CallThread, Pending
 from kmqadmin.kafka.client.config import producer_config
-
-from .barrier import write_barriers
-from .fencing import ProducerFenced, group_moved_on, producer_done, timed_out
-from .owned import Owned
-from .transaction_timeout import transaction_timeout_ms
+from kmqadmin.kafka.ownership.barrier import write_barriers
+from kmqadmin.kafka.ownership.fencing import (
+    ProducerFenced,
+    group_moved_on,
+    producer_done,
+    timed_out,
+)
+from kmqadmin.kafka.ownership.owned import Owned
+from kmqadmin.kafka.ownership.transaction_timeout import transaction_timeout_ms
 
 log = logging.getLogger(__name__)
 

@@ -31,11 +31,10 @@ from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from kmqadmin.kafka.client.broker_watch import BrokerWatch, close_or_abandon
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config
-
-from .barrier import stable_offsets
-from .owned import Owned, OwnedPartition
-from .owner_producer import OwnerProducer
-from .service import Service
+from kmqadmin.kafka.ownership.barrier import stable_offsets
+from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition
+from kmqadmin.kafka.ownership.owner_producer import OwnerProducer
+from kmqadmin.kafka.ownership.service import Service
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 
 from confluent_kafka import KafkaException
 
-from .restart_pause import RestartPause
+from kmqadmin.kafka.ownership.restart_pause import RestartPause
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,9 @@ from confluent_kafka import (
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.config import client_config
-
-from .consumer import Refusal
-from .errors import ShareConsumerError, UnsettledRecords
-from .leases import ACCEPT, REJECT, RELEASE, Lease
+from kmqadmin.kafka.share_consumer.consumer import Refusal
+from kmqadmin.kafka.share_consumer.errors import ShareConsumerError, UnsettledRecords
+from kmqadmin.kafka.share_consumer.leases import ACCEPT, REJECT, RELEASE, Lease
 
 _TYPES = {
     ACCEPT: AcknowledgeType.ACCEPT,

@@ -29,13 +29,12 @@ from kafka.structs import TopicPartition
 from kmqadmin.kafka.client.record import mark_undecodable
 from kmqadmin.kafka.protocol import ShareAcknowledgeRequest, ShareFetchRequest
 from kmqadmin.kafka.protocol.config import protocol_config
-
-from . import batches
-from .errors import ShareConsumerError, error_name
-from .leases import GAP, RELEASE, RENEW, Lease
-from .leases import batches as ack_batches
-from .membership import Membership
-from .sessions import Session
+from kmqadmin.kafka.share_consumer import batches
+from kmqadmin.kafka.share_consumer.errors import ShareConsumerError, error_name
+from kmqadmin.kafka.share_consumer.leases import GAP, RELEASE, RENEW, Lease
+from kmqadmin.kafka.share_consumer.leases import batches as ack_batches
+from kmqadmin.kafka.share_consumer.membership import Membership
+from kmqadmin.kafka.share_consumer.sessions import Session
 
 log = logging.getLogger(__name__)
 

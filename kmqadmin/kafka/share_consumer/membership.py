@@ -15,8 +15,7 @@ from kafka.net.manager import KafkaConnectionManager
 from kafka.protocol.metadata import CoordinatorType, FindCoordinatorRequest
 
 from kmqadmin.kafka.protocol import ShareGroupHeartbeatRequest
-
-from .errors import error_name
+from kmqadmin.kafka.share_consumer.errors import error_name
 
 log = logging.getLogger(__name__)
 

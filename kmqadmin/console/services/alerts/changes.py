@@ -10,10 +10,10 @@ from django.db import transaction
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
-from ...models import AlertEvent, AlertRule, Queue
-from .. import audit
-from .notifications import shown_url
-from .offered import offered
+from kmqadmin.console.models import AlertEvent, AlertRule, Queue
+from kmqadmin.console.services.alerts.notifications import shown_url
+from kmqadmin.console.services.alerts.offered import offered
+from kmqadmin.console.services.audit import trail as audit
 
 # What a person sets on a rule; the rest is its checks' state.
 EDITABLE = [

@@ -19,9 +19,9 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from ...models import AlertEvent, AlertRule
-from .measures import Unmeasurable, measure
-from .notifications import Delivery, tell
+from kmqadmin.console.models import AlertEvent, AlertRule
+from kmqadmin.console.services.alerts.measures import Unmeasurable, measure
+from kmqadmin.console.services.alerts.notifications import Delivery, tell
 
 log = logging.getLogger(__name__)
 Told = AlertEvent.Told

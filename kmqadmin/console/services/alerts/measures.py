@@ -12,13 +12,13 @@ from datetime import datetime, timedelta
 from django.db.models import Sum
 from django.http import Http404
 
-from kmqadmin.kmq.share_counts import MINUTE_MS
+from kmqadmin.console.models import AlertRule, Queue, QueueMinute, ScheduleMinute
+from kmqadmin.console.services.clusters import clients
+from kmqadmin.console.services.clusters.availability import KafkaAway
+from kmqadmin.console.services.groups import listing as groups
+from kmqadmin.console.services.queues.stats import in_flight, share_depth
+from kmqadmin.kmq.share.counts import MINUTE_MS
 from kmqadmin.scheduler.lateness import BOUNDS_S, bucket_keys
-
-from ...models import AlertRule, Queue, QueueMinute, ScheduleMinute
-from .. import clients, groups
-from ..availability import KafkaAway
-from ..queue_stats import in_flight, share_depth
 
 Condition = AlertRule.Condition
 CATCH_UP_S = 5.0

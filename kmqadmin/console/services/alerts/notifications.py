@@ -24,9 +24,9 @@ from django.core.mail import send_mail
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from ...models import AlertEvent, AlertRule
-from .. import secrets_at_rest
-from ..roles import Role
+from kmqadmin.console.models import AlertEvent, AlertRule
+from kmqadmin.console.services import secrets_at_rest
+from kmqadmin.console.services.roles import Role
 
 RETRIES = 3
 BACKOFF_S = 0.5

@@ -1,8 +1,8 @@
 """The rules offered to a queue: rules.DEFAULTS it can have and has no rule
 of yet, unsaved."""
 
-from ...models import AlertRule, Queue
-from .rules import DEFAULTS, refused
+from kmqadmin.console.models import AlertRule, Queue
+from kmqadmin.console.services.alerts.rules import DEFAULTS, refused
 
 
 def offered(queue: Queue) -> list[AlertRule]:

@@ -1,0 +1,1 @@
+"""The REST API's endpoints, one module per resource."""

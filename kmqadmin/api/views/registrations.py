@@ -1,0 +1,23 @@
+"""A view under a registered topic (/queues/{topic}/…, /schedules/{topic}/…):
+the registration it names, on the cluster ``?cluster=`` names when the
+topic is registered on several; the parameter documented on every such
+operation."""
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.request import Request
+
+from kmqadmin.console.models import Queue, ScheduleTopic
+from kmqadmin.console.services.clusters import registered
+
+CLUSTER = OpenApiParameter(
+    registered.CLUSTER,
+    str,
+    description=(
+        "the registered cluster, needed when the topic is registered on several "
+        "(without it: 300 with the clusters to choose from)"
+    ),
+)
+
+
+def registration[M: (Queue, ScheduleTopic)](request: Request, model: type[M], topic: str) -> M:
+    return registered.lookup(model, topic, request.query_params.get(registered.CLUSTER))

@@ -1,0 +1,1 @@
+"""The audit trail and how a change is shown as a diff."""

@@ -1,0 +1,1 @@
+"""The topic browser: reading records, queries over them, renderings and masking."""

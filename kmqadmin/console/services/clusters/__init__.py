@@ -1,0 +1,1 @@
+"""The registered clusters: their clients, whether they are reachable, their topics' kinds."""

@@ -1,0 +1,1 @@
+"""Consumer groups and share groups: listing them and resetting their offsets."""

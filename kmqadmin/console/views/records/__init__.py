@@ -1,0 +1,1 @@
+"""Views over records: the topic browser, producing a record, search."""

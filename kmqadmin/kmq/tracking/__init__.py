@@ -1,0 +1,3 @@
+"""The redelivery tracker: reads start/end markers, keeps each partition's open messages,
+redelivers the overdue.
+"""

@@ -1,0 +1,1 @@
+"""Who is calling: SigV4 signatures and the callers they name."""

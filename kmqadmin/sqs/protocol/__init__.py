@@ -1,0 +1,1 @@
+"""SQS wire protocols (JSON and query), their parameters, errors and digests."""

@@ -1,0 +1,1 @@
+"""Receiving from a queue: the receivers that hold consumers, receipt handles, settling messages."""

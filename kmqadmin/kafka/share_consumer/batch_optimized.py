@@ -26,7 +26,7 @@ from confluent_kafka import (
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.config import client_config
-from kmqadmin.kafka.share_consumer.consumer import Refusal
+from kmqadmin.kafka.share_consumer.acknowledgements import Refusal
 from kmqadmin.kafka.share_consumer.errors import ShareConsumerError, UnsettledRecords
 from kmqadmin.kafka.share_consumer.leases import ACCEPT, REJECT, RELEASE, Lease
 

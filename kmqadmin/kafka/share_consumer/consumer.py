@@ -16,8 +16,8 @@ heartbeat runs too. Not thread-safe: one per worker thread or process.
 
 import logging
 import time
+import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import kafka.errors as protocol_errors
@@ -27,20 +27,19 @@ from kafka.net.selector import NetworkSelector
 from kafka.structs import TopicPartition
 
 from kmqadmin.kafka.client.record import mark_undecodable
-from kmqadmin.kafka.protocol import ShareAcknowledgeRequest, ShareFetchRequest
 from kmqadmin.kafka.protocol.config import protocol_config
 from kmqadmin.kafka.share_consumer import batches
+from kmqadmin.kafka.share_consumer.acknowledgements import Entry, Refusal, refusals
 from kmqadmin.kafka.share_consumer.errors import ShareConsumerError, error_name
+from kmqadmin.kafka.share_consumer.held import Held
 from kmqadmin.kafka.share_consumer.leases import GAP, RELEASE, RENEW, Lease
-from kmqadmin.kafka.share_consumer.leases import batches as ack_batches
 from kmqadmin.kafka.share_consumer.membership import Membership
+from kmqadmin.kafka.share_consumer.requests import acknowledge_request, fetch_request
 from kmqadmin.kafka.share_consumer.sessions import Session
 
 log = logging.getLogger(__name__)
 
-RECORD_LIMIT = 1  # ShareAcquireMode: acquire no more than MaxRecords
 MAX_WAIT_S = 0.5  # one fetch's long poll: the heartbeat shares the connection
-MAX_BYTES = 8 * 1024 * 1024
 # A fetch returns whole producer batches even when it acquired a few records
 # of one, and the broker may pass MaxBytes for a first large batch (KIP-74):
 # kafka-python's 1 MB default for a response would drop the connection.
@@ -59,19 +58,6 @@ _LEADER_MOVED = {
     protocol_errors.UnknownTopicOrPartitionError.errno,
     protocol_errors.UnknownTopicIdError.errno,
 }
-
-_Entry = tuple[int, int, int, KafkaMessage | None]  # partition, offset, type, record
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """An acknowledgement that did not take. ``unknown``: the request got no
-    answer, so the broker may or may not have applied it."""
-
-    record: KafkaMessage
-    kind: int
-    reason: str
-    unknown: bool = False
 
 
 class ShareConsumer:
@@ -98,10 +84,8 @@ class ShareConsumer:
         self._membership = Membership(self._manager, group_id, topic)
         self._membership.start()
         self._sessions: dict[int, Session] = {}
-        # (partition, offset) -> the lease and delivery count it is held at:
-        # an offset comes back to the same member with a higher count.
-        self._leases: dict[tuple[int, int], tuple[Lease, int]] = {}
-        self._pending: list[_Entry] = []
+        self._held = Held()
+        self._pending: list[Entry] = []
         self._batches = batches.BatchCache()
         self._turn = 0
         self.acquired = 0  # records handed out, over the consumer's life
@@ -114,22 +98,19 @@ class ShareConsumer:
     @property
     def held(self) -> int:
         """Records acquired and not yet acknowledged."""
-        return len(self._leases)
+        return len(self._held)
 
     def lease(self, record: KafkaMessage) -> Lease | None:
         """The lease this delivery of a record is held under; None once
         acknowledged, refused, or delivered again since."""
-        found = self._leases.get((record.partition(), record.offset()))
-        if found is None or found[1] != record.delivery_count():
-            return None
-        return found[0]
+        return self._held.lease(record)
 
     def poll(self, max_records: int, timeout: float) -> list[KafkaMessage]:
         """Up to ``max_records`` newly acquired records, waiting up to
         ``timeout`` seconds for the first."""
         if self._membership.fatal is not None:
             raise ShareConsumerError(f"{self._membership.group_id}: {self._membership.fatal}")
-        self._forget_expired()
+        self._held.forget_expired()
         return self._manager.run(self._poll, max(1, max_records), timeout)
 
     def acknowledge(self, record: KafkaMessage, kind: int) -> None:
@@ -141,18 +122,8 @@ class ShareConsumer:
 
     def stale(self, records: list[KafkaMessage]) -> list[KafkaMessage]:
         """Those of ``records`` no longer held: lock expired, acknowledged
-        already, or delivered again since. One clock read per lease."""
-        out, checked = [], {}
-        for r in records:
-            lease = self.lease(r)
-            if lease is None:
-                out.append(r)
-                continue
-            if (expired := checked.get(id(lease))) is None:
-                expired = checked[id(lease)] = lease.expired
-            if expired:
-                out.append(r)
-        return out
+        already, or delivered again since."""
+        return self._held.stale(records)
 
     def flush(self, wait: bool = True) -> list[Refusal]:
         """Sends every queued acknowledgement and waits for the answers (one
@@ -178,12 +149,9 @@ class ShareConsumer:
         finally:
             self._stop()
 
-    def _forget_expired(self) -> None:
-        """Deliveries whose lock has run out are the broker's again: an ack
-        of one raises as it would anyway, and ``held`` counts live ones."""
-        now = time.monotonic()
-        for key in [k for k, (lease, _) in self._leases.items() if lease.deadline <= now]:
-            del self._leases[key]
+    @property
+    def _topic_id(self) -> uuid.UUID | None:
+        return self._manager.cluster.topic_id(self.topic)
 
     # --- on the I/O thread ---------------------------------------------
 
@@ -227,7 +195,9 @@ class ShareConsumer:
         self, node: int, partitions: set[int], max_records: int, wait_s: float
     ) -> list[KafkaMessage]:
         session = self._sessions.setdefault(node, Session())
-        request = self._fetch_request(session, partitions, max_records, wait_s)
+        request = fetch_request(
+            self._membership, session, self._topic_id, partitions, max_records, int(wait_s * 1000)
+        )
         sent = time.monotonic()
         try:
             response = await self._manager.send(
@@ -265,41 +235,6 @@ class ShareConsumer:
             await self._net.sleep(RETRY_S)  # until metadata or the broker moves on
         return out
 
-    def _fetch_request(
-        self, session: Session, partitions: set[int], max_records: int, wait_s: float
-    ) -> ShareFetchRequest:
-        R = ShareFetchRequest
-        topic_id = self._manager.cluster.topic_id(self.topic)
-        added = partitions if not session.open else partitions - session.partitions
-        forgotten = session.partitions - partitions if session.open else set()
-        return R(
-            group_id=self._membership.group_id,
-            member_id=self._membership.member_id,
-            share_session_epoch=session.epoch,
-            max_wait_ms=int(wait_s * 1000),
-            min_bytes=1,
-            max_bytes=MAX_BYTES,
-            max_records=max_records,
-            batch_size=max_records,
-            share_acquire_mode=RECORD_LIMIT,
-            topics=[
-                R.FetchTopic(
-                    topic_id=topic_id,
-                    partitions=[
-                        R.FetchTopic.FetchPartition(partition_index=p, acknowledgement_batches=[])
-                        for p in sorted(added)
-                    ],
-                )
-            ]
-            if added
-            else [],
-            forgotten_topics_data=[
-                R.ForgottenTopic(topic_id=topic_id, partitions=sorted(forgotten))
-            ]
-            if forgotten
-            else [],
-        )
-
     def _take(
         self, partition: int, data: bytes | None, acquired: list[batches.Acquired], lease: Lease
     ) -> list[KafkaMessage]:
@@ -330,7 +265,7 @@ class ShareConsumer:
                     continue
                 missing += not inside
                 self._pending.append((partition, offset, GAP if inside else RELEASE, None))
-                self._leases[(partition, offset)] = (lease, span.delivery_count)
+                self._held.hold(partition, offset, lease, span.delivery_count)
         if missing:
             log.warning(
                 "%s/%d: %d acquired offsets were not in the fetch's data; released",
@@ -339,7 +274,7 @@ class ShareConsumer:
                 missing,
             )
         for record in got:
-            self._leases[(partition, record.offset())] = (lease, record.delivery_count())
+            self._held.hold(partition, record.offset(), lease, record.delivery_count())
         self.acquired += len(got)
         return got
 
@@ -354,66 +289,49 @@ class ShareConsumer:
         mark_undecodable(record)
         return record
 
-    async def _send_acks(self, pending: list[_Entry]) -> list[Refusal]:
-        by_lease: dict[Lease | None, list[_Entry]] = {}
+    async def _send_acks(self, pending: list[Entry]) -> list[Refusal]:
+        by_lease: dict[Lease | None, list[Entry]] = {}
         for entry in pending:
-            lease = self._release(entry)
+            lease = self._held.release(entry)
             by_lease.setdefault(lease, []).append(entry)
         refused: list[Refusal] = []
         for lease, entries in by_lease.items():
             if lease is None:
                 held = "not held: acknowledged already, or delivered again since"
-                refused += _refusals(entries, held)
+                refused += refusals(entries, held)
             else:
                 refused += (await self._acknowledge(lease.node, entries, renew=False))[0]
         return refused
 
-    def _release(self, entry: _Entry) -> Lease | None:
-        """Stops holding what an acknowledgement settles; its lease, or None
-        when this delivery is no longer held (a gap's is always)."""
-        partition, offset, _, record = entry
-        found = self._leases.get((partition, offset))
-        if found is None or (record is not None and found[1] != record.delivery_count()):
-            return None
-        del self._leases[(partition, offset)]
-        return found[0]
-
     async def _renew(self, records: list[KafkaMessage]) -> list[Refusal]:
-        by_lease: dict[Lease | None, list[_Entry]] = {}
+        by_lease: dict[Lease | None, list[Entry]] = {}
         for r in records:
             by_lease.setdefault(self.lease(r), []).append((r.partition(), r.offset(), RENEW, r))
-        refused = _refusals(by_lease.pop(None, []), "not held by this consumer")
+        refused = refusals(by_lease.pop(None, []), "not held by this consumer")
         for lease, entries in by_lease.items():
             lost, lock_ms, sent = await self._acknowledge(lease.node, entries, renew=True)
             refused += lost
-            renewed = Lease(lease.node, sent + lock_ms / 1000, lock_ms)
-            gone = {(r.record.partition(), r.record.offset()) for r in lost if not r.unknown}
-            for partition, offset, _, record in entries:
-                key = (partition, offset)
-                if key in gone:
-                    del self._leases[key]
-                elif lock_ms and record is not None:
-                    self._leases[key] = (renewed, record.delivery_count())
+            self._held.renewed(entries, lost, Lease(lease.node, sent + lock_ms / 1000, lock_ms))
         return refused
 
     async def _acknowledge(
-        self, node: int, entries: list[_Entry], renew: bool
+        self, node: int, entries: list[Entry], renew: bool
     ) -> tuple[list[Refusal], int, float]:
         """One ShareAcknowledge; (refused, the renewed lock in ms, when sent)."""
         session = self._sessions.get(node)
         if session is None or not session.open:
             gone = "not sent: the share session is being reopened; its lock ends on the broker"
-            return _refusals(entries, gone, unknown=True), 0, 0
-        request = self._ack_request(session, entries, renew)
+            return refusals(entries, gone, unknown=True), 0, 0
+        request = acknowledge_request(self._membership, session, self._topic_id, entries, renew)
         sent = time.monotonic()
         try:
             response = await self._manager.send(request, node_id=node)
         except protocol_errors.KafkaError as exc:
             session.reset()
-            return _refusals(entries, f"no answer from the broker ({exc})", unknown=True), 0, sent
+            return refusals(entries, f"no answer from the broker ({exc})", unknown=True), 0, sent
         if response.error_code:
             self._session_error(session, response.error_code, response.error_message)
-            return _refusals(entries, error_name(response.error_code)), 0, sent
+            return refusals(entries, error_name(response.error_code)), 0, sent
         session.answered(session.partitions)
         failed = {
             p.partition_index: error_name(p.error_code)
@@ -428,38 +346,13 @@ class ShareConsumer:
         ]
         return refused, response.acquisition_lock_timeout_ms, sent
 
-    def _ack_request(
-        self, session: Session, entries: list[_Entry], renew: bool
-    ) -> ShareAcknowledgeRequest:
-        R = ShareAcknowledgeRequest
-        T = R.AcknowledgeTopic
-        P = T.AcknowledgePartition
-        by_partition: dict[int, list[tuple[int, int]]] = {}
-        for partition, offset, kind, _ in entries:
-            by_partition.setdefault(partition, []).append((offset, kind))
-        partitions = [
-            P(
-                partition_index=partition,
-                acknowledgement_batches=[
-                    P.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=t)
-                    for f, last, t in ack_batches(acks)
-                ],
-            )
-            for partition, acks in by_partition.items()
-        ]
-        return R(
-            group_id=self._membership.group_id,
-            member_id=self._membership.member_id,
-            share_session_epoch=session.epoch,
-            is_renew_ack=renew,
-            topics=[T(topic_id=self._manager.cluster.topic_id(self.topic), partitions=partitions)],
-        )
-
     async def _close_sessions(self) -> None:
         for node, session in self._sessions.items():
             if session.open:
                 session.epoch = -1
-                request = self._ack_request(session, [], renew=False)
+                request = acknowledge_request(
+                    self._membership, session, self._topic_id, [], renew=False
+                )
                 request.topics = []
                 try:
                     await self._manager.wait_for(self._manager.send(request, node_id=node), 3000)
@@ -483,7 +376,3 @@ class ShareConsumer:
     def _stop(self) -> None:
         self._manager.close()
         self._net.stop()
-
-
-def _refusals(entries: list[_Entry], reason: str, unknown: bool = False) -> list[Refusal]:
-    return [Refusal(record, kind, reason, unknown) for _, _, kind, record in entries if record]

@@ -38,8 +38,9 @@ from kmqadmin.kafka.client.closing import Closing
 from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
+from kmqadmin.kafka.share_consumer.acknowledgements import Refusal
 from kmqadmin.kafka.share_consumer.batch_optimized import BatchOptimizedConsumer
-from kmqadmin.kafka.share_consumer.consumer import Refusal, ShareConsumer
+from kmqadmin.kafka.share_consumer.consumer import ShareConsumer
 from kmqadmin.kafka.share_consumer.errors import ShareConsumerError
 from kmqadmin.kafka.share_consumer.leases import ACCEPT, RELEASE
 from kmqadmin.kmq import copies, headers

@@ -2,6 +2,7 @@
 every view builds its answer with one, so what is documented is what is sent."""
 
 import copy
+from collections.abc import Callable
 from datetime import datetime
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -10,15 +11,12 @@ from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
 from kmqadmin.console.models import AlertEvent, AlertRule, Cluster, Queue
+from kmqadmin.console.models.alerts import MAX_THRESHOLD, MAX_WINDOW_MINUTES
 from kmqadmin.console.services import secrets_at_rest
 from kmqadmin.console.services.alerts.notifications import seen_by
-from kmqadmin.console.services.alerts.rules import (
-    MAX_EMAILS,
-    MAX_SILENCE_MINUTES,
-    MAX_THRESHOLD,
-    MAX_WINDOW_MINUTES,
-)
+from kmqadmin.console.services.alerts.rules import MAX_EMAILS, MAX_SILENCE_MINUTES
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.console.services.queues.broker_bounds import check_share_bounds
 from kmqadmin.console.services.roles import role_of
 from kmqadmin.console.validators import given_text, topic_name
 from kmqadmin.kafka.client.clock import epoch_ms
@@ -74,19 +72,22 @@ class QueueSerializer(serializers.ModelSerializer):
         return queue.markers_topic if queue.backend == "kmq" else None
 
     def validate(self, attrs: dict) -> dict:
-        """Queue.clean on the queue as it would be saved, its errors under
-        the fields they name (a share queue's markers override...)."""
+        """Queue.clean on the queue as it would be saved, then the broker's
+        bounds on it, the errors under the fields they name (a share queue's
+        markers override...)."""
         saved = {} if self.instance is None else model_to_dict(self.instance, exclude=["id"])
         if "cluster" in saved:
             saved["cluster"] = self.instance.cluster
-        _model_clean(Queue(**{**saved, **attrs}))
+        queue = Queue(**{**saved, **attrs})
+        _model_clean(queue.clean)
+        _model_clean(lambda: check_share_bounds(queue))
         return attrs
 
 
-def _model_clean(instance: Queue | AlertRule) -> None:
-    """The model's own checks, its errors under the fields they name."""
+def _model_clean(check: Callable[[], None]) -> None:
+    """A check of the model's, its errors under the fields they name."""
     try:
-        instance.clean()
+        check()
     except DjangoValidationError as exc:
         raise serializers.ValidationError(get_error_detail(exc)) from None
 
@@ -554,7 +555,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         rule = copy.copy(self.instance) if self.instance else AlertRule(**self.context["target"])
         for name, value in attrs.items():
             setattr(rule, name, value)
-        _model_clean(rule)
+        _model_clean(rule.clean)
         return attrs
 
 

@@ -9,7 +9,8 @@ from django.forms import MultiWidget
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from kmqadmin.console.models import AppendOnly, AuditEntry, Cluster, Queue
+from kmqadmin.console.models import AuditEntry, Cluster, Queue
+from kmqadmin.console.models.audit import AppendOnly
 from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.clusters import clients
 from kmqadmin.console.services.jobs import purge_queue

@@ -165,6 +165,28 @@ def test_the_registry_and_the_api_refuse_a_markers_topic_for_a_share_queue(
     assert listed == {kmq.topic: "kmq", share.topic: "share", "another": "share"}
 
 
+def test_the_registry_and_the_api_refuse_a_share_queue_the_broker_cannot_serve(
+    side_by_side: tuple[Queue, Queue],
+) -> None:
+    """The broker's delivery limit (5) leaves room for 3 redeliveries: a 4th
+    is refused by its setting's name where the change is made, and nothing
+    is saved."""
+    _, share = side_by_side
+    admin = client_as("admin")
+    edit = admin.get(f"/registry/queue/{share.pk}").context["form"].initial
+    edit = {k: v for k, v in edit.items() if v is not None and k != "id"}
+    refused = admin.post(f"/registry/queue/{share.pk}", edit | {"max_redeliveries": 4})
+    assert refused.status_code == 400
+    [why] = refused.context["form"].non_field_errors()
+    assert "group.share.delivery.count.limit" in why
+    answer = api_as("admin").patch(
+        f"/api/v1/queues/{share.topic}/", {"max_redeliveries": 4}, format="json"
+    )
+    assert answer.status_code == 400
+    assert "group.share.delivery.count.limit" in answer.json()["non_field_errors"][0]
+    assert Queue.objects.get(pk=share.pk).max_redeliveries == 3
+
+
 def test_switching_backend_is_refused_while_a_kmq_message_is_in_flight(
     side_by_side: tuple[Queue, Queue],
 ) -> None:

@@ -4,15 +4,12 @@ back."""
 
 from django import forms
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
 
-from kmqadmin.console.models import (
-    SCHEMA_REGISTRY_FIELDS,
-    SECURITY_FIELDS,
-    Cluster,
-    Queue,
-    ScheduleTopic,
-)
+from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
+from kmqadmin.console.models.clusters import SCHEMA_REGISTRY_FIELDS, SECURITY_FIELDS
 from kmqadmin.console.services.queues.backend_switch import SwitchRefused, check_switch
+from kmqadmin.console.services.queues.broker_bounds import check_share_bounds
 from kmqadmin.kafka.client.security.cluster import SECRET_REFERENCES, reference_problem
 
 
@@ -91,6 +88,16 @@ class QueueForm(forms.ModelForm):
             except SwitchRefused as exc:
                 raise forms.ValidationError(str(exc), code="in_flight") from None
         return backend
+
+    def _post_clean(self) -> None:
+        """After the model's own checks (on the instance as it would be
+        saved), the broker's bounds, asked only of a queue valid so far."""
+        super()._post_clean()
+        if not self._errors:
+            try:
+                check_share_bounds(self.instance)
+            except ValidationError as exc:
+                self.add_error(None, exc)
 
 
 class TopicListField(forms.CharField):

@@ -12,9 +12,10 @@ from django.views.decorators.http import require_POST
 from kmqadmin.console.decorators import admin, operator, viewer
 from kmqadmin.console.forms.alerts import AlertRuleForm
 from kmqadmin.console.models import AlertEvent, AlertRule, Queue
+from kmqadmin.console.models.alerts import WINDOWED
 from kmqadmin.console.services.alerts import changes
 from kmqadmin.console.services.alerts.notifications import seen_by
-from kmqadmin.console.services.alerts.rules import DEFAULTS_TEXT, MAX_SILENCE_MINUTES, WINDOWED
+from kmqadmin.console.services.alerts.rules import DEFAULTS_TEXT, MAX_SILENCE_MINUTES
 from kmqadmin.console.services.roles import Role, role_of
 
 PAGE = 50

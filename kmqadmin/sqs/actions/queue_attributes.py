@@ -20,6 +20,7 @@ from django.utils.dateformat import format as date_format
 from kmqadmin.console.models import Queue, SqsQueue
 from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.clusters import clients
+from kmqadmin.console.services.queues.broker_bounds import check_share_bounds
 from kmqadmin.console.services.queues.stats import queue_stats
 from kmqadmin.kmq import QueueConfig, names
 from kmqadmin.sqs import queue_names
@@ -87,6 +88,7 @@ def apply(queue: Queue, sqs: SqsQueue, attributes: dict[str, str]) -> None:
             raise _invalid(name, value, "not offered by this endpoint")
     try:
         queue.full_clean(validate_unique=False)
+        check_share_bounds(queue)
     except ValidationError as exc:
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
         field, problems = next(iter(fields.items()))

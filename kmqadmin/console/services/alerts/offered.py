@@ -2,7 +2,8 @@
 of yet, unsaved."""
 
 from kmqadmin.console.models import AlertRule, Queue
-from kmqadmin.console.services.alerts.rules import DEFAULTS, refused
+from kmqadmin.console.models.alerts import refused
+from kmqadmin.console.services.alerts.rules import DEFAULTS
 
 
 def offered(queue: Queue) -> list[AlertRule]:

@@ -19,7 +19,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from kmqadmin.console.models import AppendOnly, AuditEntry
+from kmqadmin.console.models import AuditEntry
+from kmqadmin.console.models.audit import AppendOnly
 from kmqadmin.kafka.client.checked_producer import OutcomeUnknown
 
 Status = AuditEntry.Status

@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see docs/configuration.md and DESIGN.md §5).
+"""Django settings, read from the environment (see docs/configuration.md and docs/processes.md).
 
 KAFKA_BOOTSTRAP_SERVERS, DATABASE_URL, REDIS_URL and SPARK_MASTER each fall
 back to an embedded default when unset, so `make run` needs no servers.

@@ -1,4 +1,4 @@
-"""Queue record headers that kmqadmin reads and writes (DESIGN.md section 3)."""
+"""Queue record headers that kmqadmin reads and writes (docs/wire.md)."""
 
 import re
 import struct

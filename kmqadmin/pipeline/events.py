@@ -1,6 +1,6 @@
 """Events: the few columns of each queue, markers, DLQ and counts record
-that the lifecycle needs, decoded from the wire formats of DESIGN.md
-section 3 and kmq.share.counts.
+that the lifecycle needs, decoded from the wire formats of docs/wire.md
+(markers, headers, share counts).
 
 Payloads are dropped here, so everything after (the streaming run's event
 log included) handles a few dozen bytes per record. A record that does not

@@ -1,6 +1,6 @@
 """Hostile records in every topic a queue has, beside well-formed messages:
 no service dies, no page breaks, and every well-formed message still ends
-acked or dead-lettered (DESIGN.md section 4, "Bad input never stops a service").
+acked or dead-lettered (docs/promises.md, "Bad input never stops a service").
 
 Each example writes a batch of hostile records (raw bytes, header names that
 are not UTF-8 included: tests/raw_produce.py) into the queue, its markers

@@ -31,7 +31,7 @@ def test_kmq_vectors() -> None:
 
 
 def test_compact_range_vectors() -> None:
-    """Byte for byte as the README's wire section gives them."""
+    """Byte for byte as docs/wire.md gives them."""
     assert markers.start_range(30_000, 757) == bytes.fromhex("05000000000000753000000000000002f5")
     assert markers.end_range(757) == bytes.fromhex("0600000000000002f5")
     key = markers.encode_key(3, 258)

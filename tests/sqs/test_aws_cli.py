@@ -1,5 +1,5 @@
 """The AWS CLI from PyPI (its own botocore, in the JSON protocol) against
-the endpoint, as the README tells an operator to use it: a queue made,
+the endpoint, as docs/sqs.md tells an operator to use it: a queue made,
 a message sent, received, deleted, and the queue's counts read back."""
 
 import json

@@ -2,8 +2,8 @@
 by kill -9, in the middle of the work: nothing is lost, no copy or letter is
 written twice, every schedule fires once.
 
-The cluster runs what a production one needs (kafka/embedded/broker.py,
-_REPLICATED): replication factor 3, min.insync.replicas 2, the transaction
+The cluster runs what a production one needs (kafka/embedded/server_properties.py,
+REPLICATED): replication factor 3, min.insync.replicas 2, the transaction
 log on three replicas. Each test prints its timeline as JSON.
 """
 

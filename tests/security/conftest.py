@@ -11,7 +11,8 @@ import pytest
 
 from kmqadmin.console.models import Cluster, Queue
 from kmqadmin.console.services.clusters import clients
-from kmqadmin.kafka.embedded.broker import EmbeddedBroker, SaslSslListener
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker
+from kmqadmin.kafka.embedded.sasl_ssl import SaslSslListener
 from tests.broker import SUITE_SETTINGS
 from tests.security.certs import Certificates, make_certificates
 

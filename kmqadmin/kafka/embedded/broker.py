@@ -12,7 +12,6 @@ marker and schedule across restarts; without one it lives in a temporary
 directory that goes when it stops.
 """
 
-import base64
 import contextlib
 import os
 import random
@@ -21,15 +20,15 @@ import socket
 import subprocess
 import tempfile
 import time
-import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.errors import EmbeddedBrokerError, KafkaSetupError
-from kmqadmin.kafka.embedded import child
+from kmqadmin.kafka.embedded import child, server_properties
+from kmqadmin.kafka.embedded.quorum import Quorum, new_cluster_id
+from kmqadmin.kafka.embedded.sasl_ssl import SaslSslListener
 
 NODE_ID = 1
 DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".jars" / "kafka"
@@ -39,123 +38,6 @@ HEAP = "512m"
 # serial collector, for half the CPU (tests/jvm.py).
 JVM_PERFORMANCE_OPTS = "KAFKA_JVM_PERFORMANCE_OPTS"
 DEFAULT_PERFORMANCE_OPTS = "-XX:+UseG1GC -XX:MaxGCPauseMillis=20"
-
-# One node: every internal topic at replication factor 1 and few partitions,
-# so the first transaction, group join or share-group fetch does not wait
-# for dozens of coordinator partitions to load.
-_SINGLE_NODE = {
-    "offsets.topic.replication.factor": 1,
-    "offsets.topic.num.partitions": 3,
-    "transaction.state.log.replication.factor": 1,
-    "transaction.state.log.min.isr": 1,
-    "transaction.state.log.num.partitions": 3,
-    "share.coordinator.state.topic.replication.factor": 1,
-    "share.coordinator.state.topic.min.isr": 1,
-    "share.coordinator.state.topic.num.partitions": 3,
-    # Kafka's floor is 15 s; a queue on the embedded broker may time out sooner.
-    "group.share.min.record.lock.duration.ms": 1000,
-    # A new share consumer gets its assignment on its second heartbeat: 1 s
-    # after it joins rather than Kafka's 5 s.
-    "group.share.min.heartbeat.interval.ms": 1000,
-    "group.share.heartbeat.interval.ms": 1000,
-    # A killed share consumer keeps its assignment until its session ends:
-    # 6 s, as for our consumer groups (kafka.client.config), not Kafka's 45 s.
-    "group.share.min.session.timeout.ms": 6000,
-    "group.share.session.timeout.ms": 6000,
-    "group.initial.rebalance.delay.ms": 0,
-    # A killed owner's open transaction holds back read_committed readers of
-    # its partitions until it is aborted: once it outlives its timeout, at the
-    # broker's next check, every 10 s by default; owners shorten their
-    # transactions by this (kafka/ownership/transaction_timeout.py).
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
-    "num.partitions": 1,
-    "default.replication.factor": 1,
-    "min.insync.replicas": 1,
-}
-
-# Several nodes: what a production cluster needs (docs/production.md,
-# "Production clusters"): every topic and internal log on three replicas, and a write
-# acknowledged only once two hold it, so one node may die without losing an
-# acknowledged record, a committed transaction or a group's offsets.
-_REPLICATED = _SINGLE_NODE | {
-    "offsets.topic.replication.factor": 3,
-    "transaction.state.log.replication.factor": 3,
-    "transaction.state.log.min.isr": 2,
-    "share.coordinator.state.topic.replication.factor": 3,
-    "share.coordinator.state.topic.min.isr": 2,
-    "default.replication.factor": 3,
-    "min.insync.replicas": 2,
-    "unclean.leader.election.enable": "false",
-}
-
-_LOG4J2 = """\
-status = warn
-appender.out.type = Console
-appender.out.name = out
-appender.out.layout.type = PatternLayout
-appender.out.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = WARN
-rootLogger.appenderRef.out.ref = out
-logger.server.name = kafka.server.KafkaRaftServer
-logger.server.level = INFO
-"""
-
-
-@dataclass(frozen=True)
-class SaslSslListener:
-    """A second listener, SASL_SSL with SCRAM-SHA-512, for tests of secured
-    clusters; the PLAINTEXT one stays for the broker's own readiness check.
-
-    ``keystore``: PEM file with the broker's unencrypted PKCS#8 key and its
-    certificate; ``truststore``: the PEM CA that signed the clients'
-    certificates (client certificates are then required); ``users``:
-    SCRAM-SHA-512 user name to password, created when the storage is
-    formatted.
-    """
-
-    keystore: Path
-    users: Mapping[str, str]
-    truststore: Path | None = None
-    port: int = field(default=0, compare=False)
-
-    def settings(self) -> dict[str, str]:
-        prefix = "listener.name.sasl_ssl."
-        found = {
-            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
-            f"{prefix}scram-sha-512.sasl.jaas.config": (
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-            ),
-            f"{prefix}ssl.keystore.type": "PEM",
-            f"{prefix}ssl.keystore.location": str(self.keystore),
-        }
-        if self.truststore is not None:
-            found |= {
-                f"{prefix}ssl.truststore.type": "PEM",
-                f"{prefix}ssl.truststore.location": str(self.truststore),
-                f"{prefix}ssl.client.auth": "required",
-            }
-        return found
-
-    def scram_arguments(self) -> list[str]:
-        return [
-            arg
-            for name, password in self.users.items()
-            for arg in ("--add-scram", f"SCRAM-SHA-512=[name={name},password={password}]")
-        ]
-
-
-@dataclass(frozen=True)
-class Quorum:
-    """The controller quorum of a cluster of several nodes (cluster.py):
-    every node is a broker and a voter, on controller ports fixed for the
-    cluster's life, so a node restarted finds its peers where they were."""
-
-    cluster_id: str
-    controller_ports: Mapping[int, int]  # node id -> its controller port
-
-    def voters(self, host: str) -> str:
-        return ",".join(f"{node}@{host}:{port}" for node, port in self.controller_ports.items())
-
 
 # Where free_port looks: above the usual fixed ports (19092 among them),
 # below the kernel's range for the local ends of outgoing connections.
@@ -196,15 +78,6 @@ def port_in_use(host: str, port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex((host, port)) == 0
-
-
-def new_cluster_id() -> str:
-    """A random cluster id as Kafka's Uuid.randomUuid makes one: URL-safe base64
-    of a UUID, never starting with "-" (a command line would take it for an option)."""
-    while True:
-        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        if not found.startswith("-"):
-            return found
 
 
 class EmbeddedBroker:
@@ -352,10 +225,11 @@ class EmbeddedBroker:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self.quorum is None:
             controller = free_port(self.host)
-            voters, defaults = f"{self.node_id}@{self.host}:{controller}", _SINGLE_NODE
+            voters = f"{self.node_id}@{self.host}:{controller}"
+            defaults = server_properties.SINGLE_NODE
         else:
             controller = self.quorum.controller_ports[self.node_id]
-            voters, defaults = self.quorum.voters(self.host), _REPLICATED
+            voters, defaults = self.quorum.voters(self.host), server_properties.REPLICATED
         advertised = f"PLAINTEXT://{self.host}:{self.port}"
         protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
         extra: dict[str, str] = {}
@@ -377,16 +251,16 @@ class EmbeddedBroker:
             **extra,
             **self.overrides,
         }
-        (self.data_dir / "log4j2.properties").write_text(_LOG4J2)
+        (self.data_dir / "log4j2.properties").write_text(server_properties.LOG4J2)
         path = self.data_dir / "server.properties"
-        path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+        server_properties.write(path, settings)
         return path
 
     def _format(self, java: str, config: Path) -> None:
         """Format the storage once; a kept data dir must be this node's."""
         meta = self.data_dir / "logs" / "meta.properties"
         if meta.exists():
-            found = _properties(meta)
+            found = server_properties.read(meta)
             if found.get("node.id") != str(self.node_id):
                 raise EmbeddedBrokerError(
                     f"{meta.parent} was formatted for another cluster (node.id "
@@ -462,8 +336,3 @@ def _java() -> str:
             "to use another broker"
         )
     return java
-
-
-def _properties(path: Path) -> dict[str, str]:
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-    return {key.strip(): value.strip() for key, value in pairs if not key.startswith("#")}

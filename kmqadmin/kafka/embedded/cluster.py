@@ -3,7 +3,7 @@
 What the failover tests and `kmq broker --brokers 3` run: each node is a
 broker and a controller voter (three nodes: a quorum that outlives one), and
 every topic, the transaction log and the group offsets live on three
-replicas with min.insync.replicas 2 (broker.py's _REPLICATED). A node
+replicas with min.insync.replicas 2 (server_properties.py's REPLICATED). A node
 killed with SIGKILL is started again on its own data and ports, and
 catches up from the others, as a production node restarted by its
 supervisor does.
@@ -21,7 +21,8 @@ from confluent_kafka.admin import AdminClient
 
 from kmqadmin.kafka.admin.topics import admin_client
 from kmqadmin.kafka.client.errors import EmbeddedBrokerError
-from kmqadmin.kafka.embedded.broker import EmbeddedBroker, Quorum, free_port, new_cluster_id
+from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
+from kmqadmin.kafka.embedded.quorum import Quorum, new_cluster_id
 
 
 class EmbeddedCluster:

@@ -15,8 +15,9 @@ from typing import Any
 from confluent_kafka import KafkaException
 from django.core.management.base import BaseCommand
 
+from kmqadmin.console.cli.cluster import local
 from kmqadmin.console.cli.stopping import stop_event
-from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
+from kmqadmin.console.models import Queue, ScheduleTopic
 from kmqadmin.kafka.ownership.service import Service
 from kmqadmin.kmq import QueueClient, QueueConfig, QueueProducer
 from kmqadmin.scheduler.client import ScheduleClient
@@ -45,7 +46,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
 
 def register() -> list[Queue]:
     """Registers the demo queues and creates their topics (idempotent)."""
-    cluster, _ = Cluster.objects.get_or_create(name="local")
+    cluster = local()
     queues = []
     for topic, partitions in DEMO_QUEUES.items():
         queue, _ = Queue.objects.get_or_create(
@@ -62,7 +63,7 @@ def register_schedules() -> ScheduleTopic:
     """A schedules topic whose reminders fire into the `emails` queue over
     the next hour, so the Schedules page has something to show; the
     reminders are written once, when the topic is first registered."""
-    cluster, _ = Cluster.objects.get_or_create(name="local")
+    cluster = local()
     reminders, created = ScheduleTopic.objects.get_or_create(
         cluster=cluster,
         topic=DEMO_SCHEDULES,

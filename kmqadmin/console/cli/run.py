@@ -1,11 +1,13 @@
 """`kmq run` (what `make run` calls): the whole product on embedded defaults.
 
 Starts the embedded broker when KAFKA_BOOTSTRAP_SERVERS is unset, migrates,
-registers the demo queues, then supervises web, worker, beat, demo traffic
-and the broker until Ctrl-C: a child that exits is started again
-(supervisor.py), whatever Kafka does meanwhile. The children log at WARNING
-unless LOG_LEVEL asks for more, and the URL and login are printed last, once
-the web answers, so they are the line a person sees.
+registers that broker as cluster "local" (so the console and SQS clients
+need no step of their own) and the demo queues, then supervises web,
+worker, beat, demo traffic and the broker until Ctrl-C: a child that exits
+is started again (supervisor.py), whatever Kafka does meanwhile. The
+children log at WARNING unless LOG_LEVEL asks for more, and the URL and
+login are printed last, once the web answers, so they are the line a
+person sees.
 """
 
 import contextlib
@@ -27,6 +29,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from kmqadmin.console.cli.cluster import LOCAL, local
 from kmqadmin.console.cli.demo import DEMO_QUEUES
 from kmqadmin.console.cli.processes import commands
 from kmqadmin.console.cli.stopping import stop_event
@@ -71,6 +74,8 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
         else:
             cluster_metadata(settings.KAFKA_BOOTSTRAP_SERVERS)
         call_command("migrate", interactive=False, verbosity=0)
+        if broker is not None:
+            local()
         if demo:
             call_command("kmq", "demo")
         username, password = ensure_login()
@@ -179,7 +184,7 @@ def _worker_answers() -> bool:
 @contextlib.contextmanager
 def _demo_markers() -> Iterator[Callable[[], bool]]:
     """Whether the first demo queue's markers topic holds records yet."""
-    config = Queue.objects.get(cluster__name="local", topic=next(iter(DEMO_QUEUES))).config()
+    config = Queue.objects.get(cluster__name=LOCAL, topic=next(iter(DEMO_QUEUES))).config()
     group = f"{config.group_id}__run"
     consumer = Consumer(consumer_config(config.bootstrap_servers, group, config.kafka_config))
 

@@ -11,7 +11,7 @@ from kmqadmin.console.services.audit.diff import acted_on, changes
 
 PAGE = 50
 # Actions that take a thing away: their entry's before is what went.
-REMOVALS = frozenset({"cancel schedule", "admin delete"})
+REMOVALS = frozenset({"cancel schedule", "admin delete", "remove cluster"})
 
 
 @viewer

@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "demo": "Register the demo queues and produce demo traffic.",
     "analytics": "Compute message-lifecycle analytics with PySpark (batch or --stream).",
     "sqs-key": "Create or revoke an access key of the SQS endpoint.",
+    "cluster": "Add, list or remove the Kafka clusters kmqadmin uses.",
 }
 
 

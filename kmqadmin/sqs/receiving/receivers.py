@@ -32,9 +32,9 @@ whose lock the client cannot renew, it waits READY_S. One still not taken
 then is released: redelivered, counting as a delivery.
 
 On a share queue the client is a share group member, and only it can
-acknowledge what it acquired: the receiver keeps what it handed out until
-it is settled or its lock runs out, settles it on its thread for any request
-of this process (settle()), and stays a member while it holds any.
+acknowledge what it acquired: the receiver keeps what it handed out
+(share_holds.py), settles it on its thread for any request of this process
+(settle()), and stays a member while it holds any.
 """
 
 import asyncio
@@ -42,14 +42,13 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kmqadmin.kmq import QueueClient, QueueConfig
-from kmqadmin.kmq.locks import AcksRefused, LockExpired
 from kmqadmin.kmq.message import Message
 from kmqadmin.sqs.receiving.receipts import Receipt
+from kmqadmin.sqs.receiving.share_holds import Settling, ShareHolds, refusals
 
 log = logging.getLogger(__name__)
 
@@ -83,26 +82,6 @@ class Waiter:
         self.future = self.loop.create_future()
 
 
-NOT_HELD = (
-    "it was not received through this web process, or was settled already: a share-group "
-    "queue's message is acknowledged by the process that received it, and comes back when "
-    "its lock runs out"
-)
-LOCK_GONE = "its lock ran out, so the broker delivers it again"
-
-
-@dataclass(eq=False)
-class Settling:
-    """A request's acknowledgements of share deliveries, for the receiver's
-    thread; ``done`` gets a reason per receipt (None: settled)."""
-
-    kind: str  # ack, release, extend, reject
-    receipts: Sequence[Receipt]
-    ms: int = 0
-    reason: str = ""
-    done: Future = field(default_factory=Future)
-
-
 class Receiver:
     def __init__(self, config: QueueConfig) -> None:
         self.config = config
@@ -115,8 +94,7 @@ class Receiver:
         self._stocks = config.backend != "share" and config.marker_format == "compact"
         self._asked: deque[tuple[float, int]] = deque()  # (when, wants): the stock's measure
         self._taken = False  # a request took from the stock: the thread fills it again
-        # Share: handed out, by (partition, offset), with when its lock runs out.
-        self._held: dict[tuple[int, int], tuple[Message, float]] = {}
+        self._held = ShareHolds(config.message_timeout_ms)  # share: handed out
         self._thread: threading.Thread | None = None
         self._client_since: float | None = None  # when the thread's client was made
 
@@ -254,17 +232,10 @@ class Receiver:
             busy = lambda: self._waiters or self._returned or self._settling or self._taken  # noqa: E731
             if busy() or self._changed.wait_for(busy, self._hold_s() if self._ready else IDLE_S):
                 return True
-            if self._ready or self._holding():
+            if self._ready or self._held.any():
                 return True
             self._thread, self._client_since = None, None
             return False
-
-    def _holding(self) -> bool:
-        """Whether a share delivery it handed out may still be settled: the
-        client stays a member until none is (leaving would give them back)."""
-        now = time.monotonic()
-        self._held = {k: held for k, held in self._held.items() if held[1] > now}
-        return bool(self._held)
 
     def _serve(self, client: QueueClient) -> None:
         self._hand_out(client)  # what is ready first: a poll is two round trips
@@ -276,12 +247,11 @@ class Receiver:
             self._taken = False
         for job in settling:
             try:
-                self._settle(client, job)
+                self._held.settle(client, job)
             except Exception as exc:  # a broker away, say: the request says so
                 job.done.set_exception(exc)
         if returned:
-            for m in returned:
-                self._held.pop((m.partition, m.offset), None)
+            self._held.drop(returned)
             self._give_back(client, returned)
         if wanted > 0:
             refused = client.refused_commits
@@ -311,8 +281,7 @@ class Receiver:
                 del self._ready[: waiter.wants]
             given = [m for _, m in taken]
             if self.config.backend == "share":
-                until = time.monotonic() + self.config.message_timeout_ms / 1000
-                self._held.update({(m.partition, m.offset): (m, until) for m in given})
+                self._held.hold(given)
             else:
                 self._renew(client, taken)
             waiter.loop.call_soon_threadsafe(_resolve, waiter.future, given, self)
@@ -329,7 +298,7 @@ class Receiver:
         if self._stocks:
             client.return_unseen(messages)
         else:
-            _refusals(client.release_all, messages)
+            refusals(client.release_all, messages)
 
     def _hold_s(self) -> float:
         """How long a ready message waits for a request before it goes back."""
@@ -351,35 +320,6 @@ class Receiver:
         if renewed:
             client.flush()
 
-    def _settle(self, client: QueueClient, job: Settling) -> None:
-        """One request's acknowledgements, then one wait for the broker."""
-        reasons: list[str | None] = []
-        acted: dict[int, Message] = {}
-        for i, r in enumerate(job.receipts):
-            held = self._held.get((r.partition, r.offset))
-            if held is None or held[0].delivery_count != r.delivery:
-                reasons.append(NOT_HELD)
-                continue
-            message = held[0]
-            try:
-                _act(client, job, message)
-            except LockExpired:
-                reasons.append(LOCK_GONE)
-                self._held.pop((r.partition, r.offset), None)
-                continue
-            reasons.append(None)
-            acted[i] = message
-            if job.kind == "extend":  # renewed for the group's whole lock duration
-                until = time.monotonic() + self.config.message_timeout_ms / 1000
-                self._held[(r.partition, r.offset)] = (message, until)
-            else:
-                self._held.pop((r.partition, r.offset), None)
-        late = {id(m) for m, _ in _refusals(client.flush)}
-        for i, message in acted.items():
-            if id(message) in late:
-                reasons[i] = LOCK_GONE
-        job.done.set_result(reasons)
-
 
 def _committed(client: QueueClient, polled: list[Message], refused: int) -> list[Message]:
     """``polled``, unless the group refused their offsets' commit (it moves,
@@ -394,28 +334,6 @@ def _committed(client: QueueClient, polled: list[Message], refused: int) -> list
         client.config.topic,
         len(polled),
     )
-    return []
-
-
-def _act(client: QueueClient, job: Settling, message: Message) -> None:
-    if job.kind == "ack":
-        client.ack(message)
-    elif job.kind == "release":
-        client.release(message)
-    elif job.kind == "extend":
-        client.extend(message, job.ms)
-    else:
-        client.reject(message, job.reason)
-
-
-def _refusals(call: Callable[..., None], *args: object) -> list[tuple[Message, str]]:
-    """What the broker refused of ``call``'s acknowledgements (a share
-    client's: the kmq backend refuses none)."""
-    try:
-        call(*args)
-    except AcksRefused as exc:
-        log.warning("%s", exc)
-        return exc.refused
     return []
 
 

@@ -11,7 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
+from kmqadmin.console.services.audit.diff import ABSENT
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
+from tests.console.conftest import client_as
 
 pytestmark = pytest.mark.django_db
 
@@ -116,5 +118,9 @@ def test_a_cluster_in_use_is_not_removed_and_an_unused_one_is(kafka: EmbeddedBro
     entry = AuditEntry.objects.get(action="remove cluster")
     assert (entry.target, entry.status) == ("used", "done")
     assert entry.before["bootstrap_servers"] == kafka.bootstrap_servers
+    # The audit page shows it as what went, as it does /admin/'s deletes.
+    [row] = client_as("viewer").get("/audit/", {"action": "remove cluster"}).context["rows"]
+    went = [(c.field, c.before, c.after) for c in row["changed"]]
+    assert ("bootstrap_servers", kafka.bootstrap_servers, ABSENT) in went
     with pytest.raises(CommandError, match="no cluster 'used'"):
         kmq("remove", "used")

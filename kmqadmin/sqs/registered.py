@@ -24,7 +24,7 @@ def cluster() -> Cluster:
         raise _not_set_up(
             "set KMQ_SQS_CLUSTER to the name of the cluster whose queues SQS clients use"
             if clusters
-            else "no cluster is registered: register one in the console first"
+            else "no cluster is registered: register one (console, or `manage.py kmq cluster add`)"
         )
     return clusters[0]
 

@@ -13,6 +13,8 @@ from django.core.management.base import CommandError
 from kmqadmin.console.models import AuditEntry, Cluster, Queue
 from kmqadmin.console.services.audit.diff import ABSENT
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker, free_port
+from kmqadmin.sqs.protocol.errors import SqsError
+from kmqadmin.sqs.registered import cluster as sqs_cluster
 from tests.console.conftest import client_as
 
 pytestmark = pytest.mark.django_db
@@ -124,3 +126,12 @@ def test_a_cluster_in_use_is_not_removed_and_an_unused_one_is(kafka: EmbeddedBro
     assert ("bootstrap_servers", kafka.bootstrap_servers, ABSENT) in went
     with pytest.raises(CommandError, match="no cluster 'used'"):
         kmq("remove", "used")
+
+
+def test_the_sqs_endpoint_with_no_cluster_says_how_to_add_one(kafka: EmbeddedBroker) -> None:
+    with pytest.raises(SqsError) as unset:
+        sqs_cluster()
+    assert unset.value.status == 503
+    assert "register one (console, or `manage.py kmq cluster add`)" in unset.value.message
+    kmq("add", "main", "--bootstrap-servers", kafka.bootstrap_servers)
+    assert sqs_cluster().name == "main"

@@ -13,12 +13,11 @@ must be stopped first; the broker's refusal is reported as it is.
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.admin.stretch import Stretch
+from kmqadmin.kafka.admin.stretch import OffsetRange, Stretch
 from kmqadmin.kafka.admin.topics import admin_client, topic_partitions
 from kmqadmin.kafka.client.checked_producer import CheckedProducer
 from kmqadmin.kafka.client.config import consumer_config
@@ -28,19 +27,6 @@ from kmqadmin.kmq.marker_writer import MarkerWriter
 from kmqadmin.kmq.readers.inflight import InFlightView
 
 BATCH = 1000
-
-
-@dataclass(frozen=True)
-class Span:
-    """Offsets [start, end) of a partition."""
-
-    partition: int
-    start: int
-    end: int
-
-    @property
-    def size(self) -> int:
-        return max(0, self.end - self.start)
 
 
 class Replayer:
@@ -62,7 +48,7 @@ class Replayer:
         end: int | None = None,
         since_ms: int | None = None,
         until_ms: int | None = None,
-    ) -> list[Span]:
+    ) -> list[OffsetRange]:
         """The spans to replay: one partition or all, by offsets or by time.
 
         Each ends at most at the partition's end now, pinned before the
@@ -75,10 +61,10 @@ class Replayer:
             low, high = self._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             first = start if start is not None else self._at(p, since_ms, low, high)
             last = end if end is not None else self._at(p, until_ms, high, high)
-            spans.append(Span(p, max(first, low), min(last, high)))
+            spans.append(OffsetRange(topic, p, max(first, low), min(last, high)))
         return spans
 
-    def replay(self, span: Span) -> Iterator[tuple[int, int]]:
+    def replay(self, span: OffsetRange) -> Iterator[tuple[int, int]]:
         """Sends the span again in batches; yields (position, sent so far)
         after each batch, one wait for the broker per batch."""
         sent = 0
@@ -99,12 +85,12 @@ class Replayer:
         found = self._consumer.offsets_for_times([tp], timeout=10)[0].offset
         return high if found < 0 else found
 
-    def _read(self, span: Span) -> Iterator[tuple[int, list[KafkaMessage]]]:
+    def _read(self, span: OffsetRange) -> Iterator[tuple[int, list[KafkaMessage]]]:
         """The span's records in batches, with the position after each; a
         read never asks for records past the span's end."""
         if span.start >= span.end:
             return
-        tp = TopicPartition(self.config.topic, span.partition, span.start)
+        tp = TopicPartition(span.topic, span.partition, span.start)
         with Stretch(self._consumer, tp, span.end, batch=BATCH) as stretch:
             for records in stretch:
                 yield stretch.position, records

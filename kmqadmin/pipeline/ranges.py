@@ -10,11 +10,11 @@ happens on the driver, once per batch or micro-batch.
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
+from kmqadmin.kafka.admin.stretch import OffsetRange
 from kmqadmin.kafka.admin.topics import topic_partitions
 
 # JSON form of an offset map, as Spark's Kafka source writes it: {"topic": {"0": 42}}.
@@ -24,20 +24,6 @@ EARLIEST, LATEST = "earliest", "latest"
 
 # In JSON offsets, as in Spark's Kafka source: -2 the earliest, -1 the latest.
 JSON_EARLIEST, JSON_LATEST = -2, -1
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetRange:
-    """Records [start, end) of one partition: one Spark input partition."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-    @property
-    def size(self) -> int:
-        return max(0, self.end - self.start)
 
 
 def parse_offsets(spec: str | None, default: str) -> str | Offsets:

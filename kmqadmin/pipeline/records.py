@@ -14,9 +14,9 @@ from typing import Any
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from kmqadmin.kafka.admin.stretch import OffsetRange
 from kmqadmin.kafka.client.record import UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
-from kmqadmin.pipeline.ranges import OffsetRange
 
 log = logging.getLogger(__name__)
 

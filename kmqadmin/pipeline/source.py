@@ -20,11 +20,11 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kmqadmin.kafka.admin.stretch import OffsetRange
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.pipeline.ranges import (
     EARLIEST,
     LATEST,
-    OffsetRange,
     Offsets,
     RangeResolver,
     parse_offsets,

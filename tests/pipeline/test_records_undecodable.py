@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
+from kmqadmin.kafka.admin.stretch import OffsetRange
 from kmqadmin.kafka.admin.topics import ensure_topics
 from kmqadmin.kafka.embedded.broker import EmbeddedBroker
-from kmqadmin.pipeline.ranges import OffsetRange
 from kmqadmin.pipeline.records import read_range
 from tests.raw_produce import RawRecord, produce_raw
 

@@ -1,4 +1,5 @@
-"""Reading a stretch of one partition: from a seek up to an end the broker gave.
+"""A stretch of one partition, offsets [start, end) (OffsetRange), and reading
+it: from a seek up to an end the broker gave.
 
 The end is what ``get_watermark_offsets`` answers a ``read_committed``
 consumer (every consumer consumer_config builds): the last stable offset,
@@ -10,6 +11,7 @@ records.
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import TracebackType
 
 from confluent_kafka import Consumer, TopicPartition
@@ -18,6 +20,21 @@ from confluent_kafka import Message as KafkaMessage
 # The longest one consume waits: a stretch that ends in transaction markers
 # holds fewer records than offsets, so "enough records" may never come.
 WAIT_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetRange:
+    """Offsets [start, end) of one partition: what a replay sends again, or
+    one Spark input partition of the pipeline's source."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def size(self) -> int:
+        return max(0, self.end - self.start)
 
 
 class Stretch:

@@ -5,21 +5,25 @@ imports none), and the cores never import what only the apps need: the
 records shown to people (kafka/inspect/) and the embedded broker
 (kafka/embedded/).
 
+Inside the package, tests/module_graph.py keeps the shape: no folder root
+over 15 modules, no module over 400 lines, no cycle between modules nor
+between the units (subpackages and root modules) of any package, and
+console's layers (models below services below forms below views) never
+imported upwards.
+
 Read from the source with ast (imports inside functions count: a lazy import
 is an arrow too), so the check needs no import machinery and no new
 dependency. The cores are kmq/, scheduler/, kafka/ and pipeline/: a service
 that wants only the queue uses them as a library, without Django.
 """
 
-import ast
-import itertools
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "kmqadmin"
+from tests import module_graph as mg
+
+ROOT, PACKAGE = mg.ROOT, mg.PACKAGE
 # metrics: the Prometheus exposition both sides build on; framework-free like a core.
 CORES = {"kmq", "scheduler", "kafka", "pipeline", "metrics"}
 APPS = {"api", "console", "sqs", "workers"}
@@ -48,40 +52,14 @@ APPS_ONLY = ("kafka.inspect", "kafka.embedded")
 WITHOUT_APPS_ONLY = {"kmq", "scheduler", "pipeline"}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def imports(path: Path) -> Iterator[tuple[str, int]]:
-    """Every module ``path`` imports, absolute, with the line that imports it.
-    ``from a import b`` yields ``a.b`` too: b may be a submodule."""
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, node.lineno
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            yield base, node.lineno
-            for alias in node.names:
-                yield f"{base}.{alias.name}", node.lineno
-
-
 def arrows() -> list[tuple[str, str, str]]:
     """(importing package, imported kmqadmin module or top-level library, where)."""
     found = []
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
-        parts = module_name(path).split(".")
+        parts = mg.module_name(path).split(".")
         if len(parts) < 2 or parts[1] not in CORES | APPS:
             continue  # the project's own wiring: settings, urls, asgi, celery
-        for imported, line in imports(path):
+        for imported, line in mg.imports(path):
             where = f"{path.relative_to(ROOT)}:{line}"
             if imported.startswith(f"{PACKAGE}."):
                 found.append((parts[1], imported.removeprefix(f"{PACKAGE}."), where))
@@ -95,11 +73,11 @@ def kafka_arrows() -> list[tuple[str, str, str]]:
     a module at kafka/'s root is the package "" (it belongs in one)."""
     found = []
     for path in sorted((ROOT / PACKAGE / "kafka").rglob("*.py")):
-        parts = module_name(path).split(".")
+        parts = mg.module_name(path).split(".")
         if len(parts) == 2:
             continue  # kafka/__init__.py: the map of the packages, no code
         source = parts[2] if len(parts) > 3 or path.name == "__init__.py" else ""
-        for imported, line in imports(path):
+        for imported, line in mg.imports(path):
             where = f"{path.relative_to(ROOT)}:{line}"
             if imported.startswith(f"{PACKAGE}.kafka."):
                 found.append((source, imported.removeprefix(f"{PACKAGE}."), where))
@@ -136,30 +114,8 @@ def package_graph() -> dict[str, dict[str, str]]:
     return graph
 
 
-def cycle(graph: dict[str, dict[str, str]]) -> list[str] | None:
-    """One cycle of ``graph`` as a path that returns to its start, or None."""
-    done: set[str] = set()
-
-    def visit(node: str, path: list[str]) -> list[str] | None:
-        if node in path:
-            return [*path[path.index(node) :], node]
-        if node in done:
-            return None
-        for target in sorted(graph[node]):
-            if (found := visit(target, [*path, node])) is not None:
-                return found
-        done.add(node)
-        return None
-
-    return next((c for node in sorted(graph) if (c := visit(node, [])) is not None), None)
-
-
 def test_the_packages_import_each_other_without_a_cycle() -> None:
-    graph = package_graph()
-    found = cycle(graph)
-    assert found is None, (
-        " → ".join(found) + ": " + ", ".join(graph[a][b] for a, b in itertools.pairwise(found))
-    )
+    assert mg.cycles(package_graph()) == []
 
 
 def test_no_core_imports_django_or_an_app() -> None:
@@ -229,5 +185,64 @@ def test_the_kafka_checks_find_a_wrong_arrow() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     """The checks above pass on a clean graph; this one proves they could fail."""
     graph = {"api": {"console": "x"}, "console": {"workers": "y"}, "workers": {"console": "z"}}
-    assert cycle(graph) == ["console", "workers", "console"]
-    assert cycle({"api": {"console": "x"}, "console": {}}) is None
+    assert mg.cycles(graph) == ["console → workers → console (y, z)"]
+    assert mg.cycles({"api": {"console": "x"}, "console": {}}) == []
+
+
+def test_no_folder_holds_more_than_15_modules_at_its_root() -> None:
+    assert mg.crowded_folders(mg.sources()) == []
+
+
+def test_no_module_is_over_400_lines() -> None:
+    lengths = {path: len(path.read_text().splitlines()) for path in mg.sources()}
+    assert mg.long_modules(lengths) == []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert mg.cycles(mg.module_graph(mg.sources())) == []
+
+
+def test_no_package_has_a_cycle_between_its_units() -> None:
+    graph = mg.module_graph(mg.sources())
+    found = [
+        f"{package}: {found}"
+        for package in mg.packages(graph)
+        for found in mg.cycles(mg.unit_graph(graph, package))
+    ]
+    assert found == []
+
+
+def test_console_imports_nothing_from_a_layer_above() -> None:
+    graph = mg.module_graph(mg.sources())
+    assert mg.layer_violations(graph, f"{PACKAGE}.console", mg.CONSOLE_LAYERS) == []
+
+
+def test_the_shape_checks_find_what_they_should() -> None:
+    """The checks above pass on the real tree; this proves they could fail."""
+    crowded = [ROOT / "kmqadmin/x" / f"m{i}.py" for i in range(16)]
+    fine = [ROOT / "kmqadmin/y" / f"m{i}.py" for i in range(15)] + [ROOT / "kmqadmin/y/__init__.py"]
+    assert mg.crowded_folders(crowded + fine) == ["kmqadmin/x/: 16 modules"]
+    lengths = {ROOT / "kmqadmin/a.py": 401, ROOT / "kmqadmin/b.py": 400}
+    assert mg.long_modules(lengths) == ["kmqadmin/a.py: 401 lines"]
+    graph = {
+        "k.console.services.jobs": {"k.console.services.letters": "j.py:1"},
+        "k.console.services.letters": {"k.console.services.jobs": "l.py:2"},
+        "k.console.models.queues": {"k.console.services.jobs": "q.py:3"},
+        "k.console.forms.reset": {"k.console.models.queues": "r.py:4"},
+    }
+    assert mg.cycles(graph) == [
+        "k.console.services.jobs → k.console.services.letters → k.console.services.jobs "
+        "(j.py:1, l.py:2)"
+    ]
+    units = mg.unit_graph(graph, "k.console")
+    assert units == {
+        "services": {},
+        "models": {"services": "q.py:3"},
+        "forms": {"models": "r.py:4"},
+    }
+    assert mg.cycles(mg.unit_graph(graph, "k.console.services")) == [
+        "jobs → letters → jobs (j.py:1, l.py:2)"
+    ]
+    assert mg.layer_violations(graph, "k.console", mg.CONSOLE_LAYERS) == [
+        "q.py:3: k.console.models.queues imports k.console.services.jobs, above it"
+    ]

@@ -7,10 +7,11 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 
 from kmqadmin.console.models import Queue, ScheduleTopic
+from kmqadmin.console.models.clusters import CLUSTER as CLUSTER_QUERY
 from kmqadmin.console.services.clusters import registered
 
 CLUSTER = OpenApiParameter(
-    registered.CLUSTER,
+    CLUSTER_QUERY,
     str,
     description=(
         "the registered cluster, needed when the topic is registered on several "
@@ -20,4 +21,4 @@ CLUSTER = OpenApiParameter(
 
 
 def registration[M: (Queue, ScheduleTopic)](request: Request, model: type[M], topic: str) -> M:
-    return registered.lookup(model, topic, request.query_params.get(registered.CLUSTER))
+    return registered.lookup(model, topic, request.query_params.get(CLUSTER_QUERY))

@@ -20,6 +20,7 @@ from django.template.loader import render_to_string
 
 from kmqadmin.console.live import feed
 from kmqadmin.console.models import Queue
+from kmqadmin.console.models.clusters import CLUSTER
 from kmqadmin.console.services.browsing.masking import MASKING_FIELDS, masking_for_role
 from kmqadmin.console.services.clusters import registered
 from kmqadmin.console.services.clusters.availability import KafkaAway
@@ -117,7 +118,7 @@ class InFlightConsumer(LiveConsumer):
         without ``?cluster=`` (the page's own socket URL names it)."""
         topic = self.scope["url_route"]["kwargs"]["topic"]
         query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
-        cluster = query.get(registered.CLUSTER, [None])[-1]
+        cluster = query.get(CLUSTER, [None])[-1]
         try:
             self.queue = registered.lookup(Queue, topic, cluster)
         except (Http404, registered.Ambiguous):

@@ -1,4 +1,7 @@
-"""A Kafka cluster the console reaches, with its security and schema registry settings."""
+"""A Kafka cluster the console reaches, with its security and schema registry
+settings, and how a link names the cluster of a registration on it."""
+
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -138,3 +141,11 @@ SCHEMA_REGISTRY_FIELDS = [
     "schema_registry_username",
     "schema_registry_password",
 ]
+
+CLUSTER = "cluster"  # the query parameter that names a registration's cluster
+
+
+def cluster_query(registration: models.Model) -> str:
+    """``cluster=<name>`` of a queue or schedules topic, for the links that
+    lead to it: they stay right when another cluster registers the same topic."""
+    return urlencode({CLUSTER: registration.cluster.name})

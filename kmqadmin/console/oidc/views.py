@@ -18,9 +18,9 @@ from django.views import View
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
 from kmqadmin.console.oidc.identities import Refused
+from kmqadmin.console.oidc.login_page import login_page
 from kmqadmin.console.oidc.provider import Provider, ProviderUnavailable, configured
 from kmqadmin.console.services.audit import trail as audit
-from kmqadmin.console.views.login import login_page
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from django import template
 
 from kmqadmin.console import durations
-from kmqadmin.console.services.clusters.registered import cluster_query
+from kmqadmin.console.models.clusters import cluster_query
 from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import markers

@@ -6,7 +6,6 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from kmqadmin.console.decorators import operator, viewer
-from kmqadmin.console.forms.letters import LetterFilterForm
 from kmqadmin.console.models import Queue
 from kmqadmin.console.services.browsing.masking import masked_letter_filter, masking_for
 from kmqadmin.console.services.browsing.raw_headers import raw_headers
@@ -15,6 +14,7 @@ from kmqadmin.console.services.clusters import clients
 from kmqadmin.console.services.coordinates import MAX_OFFSET, MAX_PARTITION
 from kmqadmin.console.services.jobs import redrive_letters, start
 from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.queues.letter_filters import LetterFilterForm
 from kmqadmin.console.services.queues.letters import page_fields, redrives
 from kmqadmin.console.services.queues.letters import redrive as redrive_letter
 from kmqadmin.console.services.roles import Role, role_of

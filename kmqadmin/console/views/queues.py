@@ -14,6 +14,7 @@ from kmqadmin.console.decorators import admin, operator, viewer
 from kmqadmin.console.forms.queue import ActionForm, ReplayForm
 from kmqadmin.console.forms.reset import ResetForm
 from kmqadmin.console.models import Queue
+from kmqadmin.console.models.clusters import CLUSTER, cluster_query
 from kmqadmin.console.services.alerts.rules import DEFAULTS_TEXT
 from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.browsing.masking import masking_for
@@ -41,7 +42,7 @@ from kmqadmin.kafka.client.errors import BrokerUnavailable
 
 
 def queue_or_404(request: HttpRequest, topic: str) -> Queue:
-    return registered.lookup(Queue, topic, request.GET.get(registered.CLUSTER))
+    return registered.lookup(Queue, topic, request.GET.get(CLUSTER))
 
 
 @viewer
@@ -148,7 +149,7 @@ def create_topics(request: HttpRequest, topic: str) -> HttpResponse:
         created = queue.config().ensure_topics(queue.partitions)
         entry.after = {"created": created}
     messages.success(request, f"created: {', '.join(created) or 'nothing, all exist'}")
-    return redirect(f"{reverse('console:queue', args=[topic])}?{registered.cluster_query(queue)}")
+    return redirect(f"{reverse('console:queue', args=[topic])}?{cluster_query(queue)}")
 
 
 @operator

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from kmqadmin.console.decorators import operator, viewer
 from kmqadmin.console.forms.schedule import ScheduleForm
 from kmqadmin.console.models import ScheduleTopic
+from kmqadmin.console.models.clusters import CLUSTER, cluster_query
 from kmqadmin.console.services import cursors
 from kmqadmin.console.services.clusters import clients, registered
 from kmqadmin.console.services.missing import Missing
@@ -29,7 +30,7 @@ PAGE = 50
 
 
 def topic_or_404(request: HttpRequest, topic: str) -> ScheduleTopic:
-    return registered.lookup(ScheduleTopic, topic, request.GET.get(registered.CLUSTER))
+    return registered.lookup(ScheduleTopic, topic, request.GET.get(CLUSTER))
 
 
 @viewer
@@ -93,7 +94,7 @@ def edit(request: HttpRequest, topic: str, schedule_id: str | None = None) -> Ht
         else:
             messages.success(request, f"scheduled {ref_of(key)}")
             listed = reverse("console:schedules", args=[topic])
-            return redirect(f"{listed}?{registered.cluster_query(schedules)}")
+            return redirect(f"{listed}?{cluster_query(schedules)}")
     context = {
         "topic": schedules,
         "form": form,

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from kmqadmin.console.models import Cluster
-from kmqadmin.console.services.clusters.registered import cluster_query
+from kmqadmin.console.models.clusters import cluster_query
 from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.inspect.browse import BrowsedRecord
 from kmqadmin.kmq import headers

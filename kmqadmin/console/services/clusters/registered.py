@@ -8,14 +8,10 @@ that names several registrations is ``Ambiguous``: answered 300 with the
 clusters to choose from, never one picked silently.
 """
 
-from urllib.parse import urlencode
-
-from django.db.models import Model
 from django.http import Http404
 
 from kmqadmin.console.models import Queue, ScheduleTopic
-
-CLUSTER = "cluster"  # the query parameter
+from kmqadmin.console.models.clusters import CLUSTER
 
 
 class Ambiguous(LookupError):
@@ -41,8 +37,3 @@ def lookup[M: (Queue, ScheduleTopic)](model: type[M], topic: str, cluster: str |
     if len(found) > 1:
         raise Ambiguous(topic, [row.cluster.name for row in found])
     return found[0]
-
-
-def cluster_query(registration: Model) -> str:
-    """``cluster=<name>`` of a registration, for the links that lead to it."""
-    return urlencode({CLUSTER: registration.cluster.name})

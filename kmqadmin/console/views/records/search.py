@@ -5,8 +5,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from kmqadmin.console.decorators import viewer
+from kmqadmin.console.models.clusters import cluster_query
 from kmqadmin.console.services.browsing import search as searching
-from kmqadmin.console.services.clusters.registered import cluster_query
 from kmqadmin.console.services.roles import role_of
 
 

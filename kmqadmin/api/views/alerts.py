@@ -11,8 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.api import serializers as s
 from kmqadmin.api.paging import LIMIT, bounded_int, page_limit
+from kmqadmin.api.serializers.alerts import (
+    AlertEventPageSerializer,
+    AlertRuleSerializer,
+    SilenceSerializer,
+)
 from kmqadmin.api.views.registrations import CLUSTER, registration
 from kmqadmin.console.models import AlertEvent, AlertRule, Queue, ScheduleTopic
 from kmqadmin.console.services.alerts import changes
@@ -25,7 +29,7 @@ class AlertRuleList(generics.ListAPIView):
     """Every rule, of every queue and schedules topic."""
 
     queryset = RULES
-    serializer_class = s.AlertRuleSerializer
+    serializer_class = AlertRuleSerializer
     pagination_class = None
 
 
@@ -34,7 +38,7 @@ class TargetRules(generics.ListCreateAPIView):
     """The rules of one queue (/queues/{topic}/alerts/) or schedules topic
     (/schedules/{topic}/alerts/); admins add one."""
 
-    serializer_class = s.AlertRuleSerializer
+    serializer_class = AlertRuleSerializer
     pagination_class = None
     write_role = Role.ADMIN
     model: type[Queue] | type[ScheduleTopic] = Queue
@@ -51,7 +55,7 @@ class TargetRules(generics.ListCreateAPIView):
     def get_serializer_context(self) -> dict:
         return {**super().get_serializer_context(), "target": self.on()}
 
-    def perform_create(self, serializer: s.AlertRuleSerializer) -> None:
+    def perform_create(self, serializer: AlertRuleSerializer) -> None:
         rule = AlertRule(**self.on(), **serializer.validated_data)
         serializer.instance = changes.add(self.request.user, rule)
 
@@ -63,23 +67,23 @@ class QueueDefaultRules(APIView):
         operation_id="queues_alerts_defaults",
         parameters=[CLUSTER],
         request=None,
-        responses={201: s.AlertRuleSerializer(many=True)},
+        responses={201: AlertRuleSerializer(many=True)},
     )
     def post(self, request: Request, topic: str) -> Response:
         """Adds the rules offered to a new queue (console/services/alerts/rules.py),
         but none of a condition the queue already has a rule for. Told to
         nobody until a receiver is set."""
         rules = changes.add_defaults(request.user, registration(request, Queue, topic))
-        shown = s.AlertRuleSerializer(rules, many=True, context={"request": request})
+        shown = AlertRuleSerializer(rules, many=True, context={"request": request})
         return Response(shown.data, status=201)
 
 
 class AlertRuleDetail(generics.RetrieveUpdateDestroyAPIView):
     queryset = RULES
-    serializer_class = s.AlertRuleSerializer
+    serializer_class = AlertRuleSerializer
     write_role = Role.ADMIN
 
-    def perform_update(self, serializer: s.AlertRuleSerializer) -> None:
+    def perform_update(self, serializer: AlertRuleSerializer) -> None:
         changes.change(self.request.user, serializer.instance, serializer.validated_data)
 
     def perform_destroy(self, rule: AlertRule) -> None:
@@ -92,15 +96,15 @@ class Silence(APIView):
 
     @extend_schema(
         operation_id="alerts_silence",
-        request=s.SilenceSerializer,
-        responses=s.AlertRuleSerializer,
+        request=SilenceSerializer,
+        responses=AlertRuleSerializer,
     )
     def post(self, request: Request, pk: int) -> Response:
         rule = get_object_or_404(RULES, pk=pk)
-        given = s.SilenceSerializer(data=request.data)
+        given = SilenceSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         changes.silence(request.user, rule, given.validated_data["minutes"], timezone.now())
-        return Response(s.AlertRuleSerializer(rule, context={"request": request}).data)
+        return Response(AlertRuleSerializer(rule, context={"request": request}).data)
 
 
 class AlertHistory(APIView):
@@ -112,7 +116,7 @@ class AlertHistory(APIView):
             OpenApiParameter("after", int, description="cursor: an id"),
             LIMIT,
         ],
-        responses=s.AlertEventPageSerializer,
+        responses=AlertEventPageSerializer,
     )
     def get(self, request: Request) -> Response:
         """Alerts started and ended, newest first, and whom they were told."""
@@ -127,7 +131,7 @@ class AlertHistory(APIView):
         limit = page_limit(request)
         rows = list(events.order_by("-id")[:limit])
         cursor = rows[-1].id if len(rows) == limit else None
-        return Response(s.AlertEventPageSerializer({"results": rows, "next": cursor}).data)
+        return Response(AlertEventPageSerializer({"results": rows, "next": cursor}).data)
 
 
 def _kind(given: str) -> str:

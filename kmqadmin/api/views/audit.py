@@ -7,13 +7,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.api import serializers as s
 from kmqadmin.api.paging import LIMIT, page_limit
+from kmqadmin.api.serializers.audit import AuditFilterSerializer, AuditPageSerializer
 from kmqadmin.console.models import AuditEntry
 
 FILTERS = [
     OpenApiParameter(name, str, description=str(field.help_text))
-    for name, field in s.AuditFilterSerializer().fields.items()
+    for name, field in AuditFilterSerializer().fields.items()
     if name != "after"
 ]
 
@@ -22,16 +22,16 @@ class AuditLog(APIView):
     @extend_schema(
         operation_id="audit_list",
         parameters=[*FILTERS, OpenApiParameter("after", int, description="cursor: an id"), LIMIT],
-        responses=s.AuditPageSerializer,
+        responses=AuditPageSerializer,
     )
     def get(self, request: Request) -> Response:
         """Entries newest first; ``next`` is the cursor of the page after."""
-        given = s.AuditFilterSerializer(data=request.query_params)
+        given = AuditFilterSerializer(data=request.query_params)
         given.is_valid(raise_exception=True)
         limit = page_limit(request)
         rows = list(_filtered(given.validated_data).order_by("-id")[:limit])
         cursor = rows[-1].id if len(rows) == limit else None
-        return Response(s.AuditPageSerializer({"results": rows, "next": cursor}).data)
+        return Response(AuditPageSerializer({"results": rows, "next": cursor}).data)
 
 
 def _filtered(given: dict) -> QuerySet[AuditEntry]:

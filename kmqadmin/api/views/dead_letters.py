@@ -1,7 +1,6 @@
 """The REST API for a queue's DLQ: browse with filters, redrive one letter."""
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from confluent_kafka import Message as KafkaMessage
 from django.urls import reverse
@@ -11,8 +10,13 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from kmqadmin.api import serializers as s
 from kmqadmin.api.paging import LIMIT, bounded_int, page_limit
+from kmqadmin.api.serializers.letters import (
+    LetterPageSerializer,
+    LetterSerializer,
+    RedriveEditsSerializer,
+)
+from kmqadmin.api.serializers.tasks import TaskStartedSerializer
 from kmqadmin.api.views.queues import PayloadTooLarge, QueueAPIView
 from kmqadmin.console.services.browsing.masking import (
     NO_MASKED_EDITS,
@@ -43,7 +47,7 @@ FILTERS = [
 
 
 class LetterList(QueueAPIView):
-    @extend_schema(parameters=FILTERS, responses=s.LetterPageSerializer)
+    @extend_schema(parameters=FILTERS, responses=LetterPageSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """A page of one DLQ partition, oldest first, read from a seek and capped."""
         queue = self.queue(topic)
@@ -65,7 +69,7 @@ class LetterList(QueueAPIView):
             "results": letters.page_fields(page.letters, masking),
             "next": page.next_offset,
         }
-        return Response(s.LetterPageSerializer(body).data)
+        return Response(LetterPageSerializer(body).data)
 
 
 class BulkRedrive(QueueAPIView):
@@ -73,7 +77,7 @@ class BulkRedrive(QueueAPIView):
         operation_id="queues_dlq_bulk_redrive",
         parameters=FILTERS[:1] + FILTERS[2:-1],
         request=None,
-        responses={202: s.TaskStartedSerializer},
+        responses={202: TaskStartedSerializer},
     )
     def post(self, request: Request, topic: str) -> Response:
         """Redrives every letter of a partition that matches the filters, as a
@@ -86,14 +90,14 @@ class BulkRedrive(QueueAPIView):
         match = letter_filter(params).to_json()
         job = start(redrive_letters, request.user, queue.pk, partition, match, request.user.pk)
         body = {"task": job.id, "status_url": reverse("api:task", args=[job.id])}
-        return Response(s.TaskStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+        return Response(TaskStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
 
 class Redrive(QueueAPIView):
     @extend_schema(
         operation_id="queues_dlq_redrive",
-        request=s.RedriveEditsSerializer,
-        responses=s.LetterSerializer,
+        request=RedriveEditsSerializer,
+        responses=LetterSerializer,
     )
     def post(self, request: Request, topic: str, partition: str, offset: str) -> Response:
         """Sends one letter back to the queue, delivery count reset; with a
@@ -101,7 +105,7 @@ class Redrive(QueueAPIView):
         audited with what changed). Answers the letter as it was."""
         queue = self.queue(topic)
         masking = masking_for(request.user, queue)
-        body = s.RedriveEditsSerializer(data=request.data)
+        body = RedriveEditsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         edits = body.validated_data["edits"]
         p, o = int(partition), int(offset)
@@ -112,15 +116,14 @@ class Redrive(QueueAPIView):
             raise PermissionDenied(NO_MASKED_EDITS)
         found = letters.letter(queue, p, o)
         try:
-            edited = replace(letters.editable(found), **edits)
-            letters.redrive_edited(request.user, queue, found, edited)
+            letters.redrive_with_edits(request.user, queue, found, edits)
         except TooLarge as exc:
             raise PayloadTooLarge({"value": str(exc)}) from None
         return Response(_letter(found, None))
 
 
 def _letter(found: KafkaMessage, masking: MaskRules | None) -> dict:
-    return s.LetterSerializer(letters.letter_fields(letters.shown_letter(found, masking))).data
+    return LetterSerializer(letters.letter_fields(letters.shown_letter(found, masking))).data
 
 
 def letter_filter(params: Mapping[str, str]) -> LetterFilter:

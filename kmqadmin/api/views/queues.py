@@ -12,8 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.api import serializers as s
 from kmqadmin.api.paging import LIMIT, page_after, page_limit
+from kmqadmin.api.serializers.messages import (
+    ActionDoneSerializer,
+    ActionSerializer,
+    EnqueuedSerializer,
+    EnqueueSerializer,
+    InFlightPageSerializer,
+)
+from kmqadmin.api.serializers.queues import QueueSerializer, QueueStatsSerializer
 from kmqadmin.api.views.registrations import CLUSTER, registration
 from kmqadmin.console.models import Queue
 from kmqadmin.console.services import cursors
@@ -40,11 +47,11 @@ class QueueList(generics.ListCreateAPIView):
     created, as the console's registry does)."""
 
     queryset = Queue.objects.select_related("cluster")
-    serializer_class = s.QueueSerializer
+    serializer_class = QueueSerializer
     pagination_class = None
     write_role = Role.ADMIN
 
-    def perform_create(self, serializer: s.QueueSerializer) -> None:
+    def perform_create(self, serializer: QueueSerializer) -> None:
         _register(self.request, serializer, None)
 
 
@@ -60,20 +67,20 @@ class QueueDetail(QueueAPIView, generics.RetrieveUpdateAPIView):
     """One registration; admins edit it. A backend switch while messages are
     in flight is refused (409, with the reason and the count)."""
 
-    serializer_class = s.QueueSerializer
+    serializer_class = QueueSerializer
     write_role = Role.ADMIN
 
     def get_object(self) -> Queue:
         return self.queue(self.kwargs["topic"])
 
-    def perform_update(self, serializer: s.QueueSerializer) -> None:
+    def perform_update(self, serializer: QueueSerializer) -> None:
         saved = serializer.instance
         backend = serializer.validated_data.get("backend", saved.backend)
         check_switch(self.request.user, saved, backend)
         _register(self.request, serializer, model_to_dict(saved))
 
 
-def _register(request: Request, serializer: s.QueueSerializer, before: dict | None) -> None:
+def _register(request: Request, serializer: QueueSerializer, before: dict | None) -> None:
     """Saved and its topics created, audited as the registry audits it."""
     fields = {name: str(value) for name, value in serializer.validated_data.items()}
     target = serializer.validated_data.get("topic") or str(serializer.instance)
@@ -95,8 +102,8 @@ class Enqueue(QueueAPIView):
                 description="a retry with the same key within 24 h writes nothing twice",
             )
         ],
-        request=s.EnqueueSerializer,
-        responses={201: s.EnqueuedSerializer},
+        request=EnqueueSerializer,
+        responses={201: EnqueuedSerializer},
     )
     def post(self, request: Request, topic: str) -> Response:
         """Sends one message to the queue as a queue producer does; returns
@@ -106,7 +113,7 @@ class Enqueue(QueueAPIView):
         Idempotency-Key header, a retry within 24 h gets the first send's
         record (Idempotent-Replayed: true), never a second one."""
         queue = self.queue(topic)
-        body = s.EnqueueSerializer(data=request.data)
+        body = EnqueueSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         draft, key = body.validated_data["draft"], request.headers.get(IDEMPOTENCY_KEY)
         replayed = False
@@ -122,7 +129,7 @@ class Enqueue(QueueAPIView):
         except sent_once.BadKey as exc:
             raise ValidationError({IDEMPOTENCY_KEY: str(exc)}) from None
         response = Response(
-            s.EnqueuedSerializer(written._asdict()).data, status=status.HTTP_201_CREATED
+            EnqueuedSerializer(written._asdict()).data, status=status.HTTP_201_CREATED
         )
         if replayed:
             response["Idempotent-Replayed"] = "true"
@@ -132,11 +139,11 @@ class Enqueue(QueueAPIView):
 class QueueStatsView(QueueAPIView):
     """Named apart from the QueueStats it serializes (console/services/queues/stats.py)."""
 
-    @extend_schema(responses=s.QueueStatsSerializer)
+    @extend_schema(responses=QueueStatsSerializer)
     def get(self, request: Request, topic: str) -> Response:
         """Depth, in flight, the oldest delivery's age and the DLQ's size:
         offsets and the in-flight view only, no records read."""
-        return Response(s.QueueStatsSerializer(queue_stats(self.queue(topic))).data)
+        return Response(QueueStatsSerializer(queue_stats(self.queue(topic))).data)
 
 
 class InFlightList(QueueAPIView):
@@ -145,7 +152,7 @@ class InFlightList(QueueAPIView):
             OpenApiParameter("after", str, description="cursor: PARTITION:OFFSET"),
             LIMIT,
         ],
-        responses=s.InFlightPageSerializer,
+        responses=InFlightPageSerializer,
     )
     def get(self, request: Request, topic: str) -> Response:
         """A page of deliveries in flight, in (partition, offset) order."""
@@ -159,7 +166,7 @@ class InFlightList(QueueAPIView):
             else None
         )
         body = {"count": page.count, "results": page.rows, "next": cursor}
-        return Response(s.InFlightPageSerializer(body).data)
+        return Response(InFlightPageSerializer(body).data)
 
 
 class MessageAction(QueueAPIView):
@@ -167,14 +174,14 @@ class MessageAction(QueueAPIView):
 
     @extend_schema(
         operation_id="queues_message_action",
-        request=s.ActionSerializer,
-        responses=s.ActionDoneSerializer,
+        request=ActionSerializer,
+        responses=ActionDoneSerializer,
     )
     def post(self, request: Request, topic: str, message_id: str, action: str) -> Response:
         queue = self.queue(topic)
-        body = s.ActionSerializer(data=request.data, context={"action": action})
+        body = ActionSerializer(data=request.data, context={"action": action})
         body.is_valid(raise_exception=True)
         delivery = messages.act(request.user, queue, message_id, action, **body.validated_data)
         p, o = delivery.partition, delivery.offset
         done = {"id": message_id, "action": action, "partition": p, "offset": o}
-        return Response(s.ActionDoneSerializer(done).data)
+        return Response(ActionDoneSerializer(done).data)

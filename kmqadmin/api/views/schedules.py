@@ -9,8 +9,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.api import serializers as s
 from kmqadmin.api.paging import LIMIT, page_after, page_limit
+from kmqadmin.api.serializers.schedules import (
+    NewScheduleSerializer,
+    ScheduleSerializer,
+    UpcomingPageSerializer,
+    UpcomingSerializer,
+)
 from kmqadmin.api.views.registrations import CLUSTER, registration
 from kmqadmin.console.models import ScheduleTopic
 from kmqadmin.console.services import cursors
@@ -35,7 +40,7 @@ class ScheduleList(SchedulesAPIView):
     @extend_schema(
         operation_id="schedules_list",
         parameters=[OpenApiParameter("after", str, description="cursor: DUE_MS:ID"), LIMIT],
-        responses=s.UpcomingPageSerializer,
+        responses=UpcomingPageSerializer,
     )
     def get(self, request: Request, topic: str) -> Response:
         """Live schedules, soonest first."""
@@ -44,13 +49,13 @@ class ScheduleList(SchedulesAPIView):
         page = view.page(limit, page_after(request, cursors.schedule_after))
         cursor = cursors.schedule_cursor(page[-1]) if len(page) == limit else None
         body = {"count": view.count(), "complete": view.complete, "results": page, "next": cursor}
-        return Response(s.UpcomingPageSerializer(body).data)
+        return Response(UpcomingPageSerializer(body).data)
 
-    @extend_schema(request=s.NewScheduleSerializer, responses={201: None})
+    @extend_schema(request=NewScheduleSerializer, responses={201: None})
     def post(self, request: Request, topic: str) -> Response:
         """Creates a schedule (or a new version of the id, if it exists)."""
         schedules = self.topic(topic)
-        body = s.NewScheduleSerializer(data=request.data)
+        body = NewScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         write_schedule(request.user, schedules, data["id"].encode(), data, edit=False)
@@ -58,17 +63,17 @@ class ScheduleList(SchedulesAPIView):
 
 
 class ScheduleDetail(SchedulesAPIView):
-    @extend_schema(responses=s.UpcomingSerializer)
+    @extend_schema(responses=UpcomingSerializer)
     def get(self, request: Request, topic: str, schedule_id: str) -> Response:
         live = live_schedule(self.topic(topic), schedule_id)
-        return Response(s.UpcomingSerializer(live).data)
+        return Response(UpcomingSerializer(live).data)
 
-    @extend_schema(request=s.ScheduleSerializer, responses={200: None})
+    @extend_schema(request=ScheduleSerializer, responses={200: None})
     def put(self, request: Request, topic: str, schedule_id: str) -> Response:
         """Writes a new version: the latest version wins."""
         schedules = self.topic(topic)
         live = live_schedule(schedules, schedule_id)  # 404 before a 400
-        body = s.ScheduleSerializer(data=request.data)
+        body = ScheduleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         write_schedule(request.user, schedules, live.key, body.validated_data, edit=True)
         return Response(status=status.HTTP_200_OK)

@@ -13,7 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kmqadmin.api import serializers as s
+from kmqadmin.api.serializers.records import (
+    RecordDetailSerializer,
+    RecordPageSerializer,
+    TopicSerializer,
+)
 from kmqadmin.console.models import Cluster
 from kmqadmin.console.services.browsing import reading as browsing
 from kmqadmin.console.services.browsing.query import MAX_RECORDS, BrowseForm, browse_form
@@ -50,17 +54,17 @@ SEEK = [
 
 
 class TopicList(APIView):
-    @extend_schema(operation_id="clusters_topics", responses=s.TopicSerializer(many=True))
+    @extend_schema(operation_id="clusters_topics", responses=TopicSerializer(many=True))
     def get(self, request: Request, cluster: str) -> Response:
         """The cluster's topics, Kafka's internal ones left out."""
         found = get_object_or_404(Cluster, name=cluster)
         rows = [{"name": name, "kind": kind} for name, kind in browsing.topics(found)]
-        return Response(s.TopicSerializer(rows, many=True).data)
+        return Response(TopicSerializer(rows, many=True).data)
 
 
 class RecordPage(APIView):
     @extend_schema(
-        operation_id="clusters_topic_records", parameters=SEEK, responses=s.RecordPageSerializer
+        operation_id="clusters_topic_records", parameters=SEEK, responses=RecordPageSerializer
     )
     def get(self, request: Request, cluster: str, topic: str) -> Response:
         """A page of one partition's records that match the filters, from a
@@ -77,11 +81,11 @@ class RecordPage(APIView):
         except BadSeek as exc:
             raise ValidationError({"partition": [str(exc)]}) from None
         body = asdict(page) | {"partitions": partitions, "records": record_fields(page.records)}
-        return Response(s.RecordPageSerializer(body).data)
+        return Response(RecordPageSerializer(body).data)
 
 
 class RecordDetail(APIView):
-    @extend_schema(operation_id="clusters_topic_record", responses=s.RecordDetailSerializer)
+    @extend_schema(operation_id="clusters_topic_record", responses=RecordDetailSerializer)
     def get(
         self, request: Request, cluster: str, topic: str, partition: str, offset: str
     ) -> Response:
@@ -101,7 +105,7 @@ class RecordDetail(APIView):
             "renderings": [asdict(r) for r in shown.renderings],
             "masked": shown.masked,
         }
-        return Response(s.RecordDetailSerializer(body).data)
+        return Response(RecordDetailSerializer(body).data)
 
 
 def _errors(form: BrowseForm) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 
 from kmqadmin.console.models import Cluster, Queue, ScheduleTopic
 from kmqadmin.console.models.clusters import SCHEMA_REGISTRY_FIELDS, SECURITY_FIELDS
+from kmqadmin.console.models.queues import REGISTRATION_FIELDS
 from kmqadmin.console.services.queues.backend_switch import SwitchRefused, check_switch
 from kmqadmin.console.services.queues.broker_bounds import check_share_bounds
 from kmqadmin.kafka.client.security.cluster import SECRET_REFERENCES, reference_problem
@@ -49,25 +50,7 @@ class QueueForm(forms.ModelForm):
 
     class Meta:
         model = Queue
-        fields = [
-            "cluster",
-            "topic",
-            "group_id",
-            "backend",
-            "marker_format",
-            "partitions",
-            "message_timeout_ms",
-            "max_redeliveries",
-            "markers_topic_override",
-            "dlq_topic_override",
-            "backoff_initial_ms",
-            "backoff_multiplier",
-            "backoff_max_ms",
-            "mask_json_paths",
-            "mask_headers",
-            "mask_patterns",
-            "mask_operators",
-        ]
+        fields = REGISTRATION_FIELDS
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -165,3 +165,26 @@ def _mask_rules(json_paths: str, headers: str, patterns: str) -> MaskRules:
 
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+# What a person sets on a registration: the registry's and /admin/'s form and
+# the API's serializer both take these (the API also answers the topic names).
+REGISTRATION_FIELDS = [
+    "cluster",
+    "topic",
+    "group_id",
+    "backend",
+    "marker_format",
+    "partitions",
+    "message_timeout_ms",
+    "max_redeliveries",
+    "markers_topic_override",
+    "dlq_topic_override",
+    "backoff_initial_ms",
+    "backoff_multiplier",
+    "backoff_max_ms",
+    "mask_json_paths",
+    "mask_headers",
+    "mask_patterns",
+    "mask_operators",
+]

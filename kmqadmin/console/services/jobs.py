@@ -27,6 +27,7 @@ from kmqadmin.console.models import AuditEntry, Job, Queue
 from kmqadmin.console.services.alerts.evaluation import check_all
 from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.missing import Missing
+from kmqadmin.console.services.queues.letters import BULK_REDRIVE, bulk_redrive_target
 from kmqadmin.console.services.roles import Role, role_of
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import DeadLetters, LetterFilter
@@ -35,7 +36,6 @@ from kmqadmin.kmq.replay import Replayer, purge
 
 PAGE = 500
 NAME = "kmqadmin.workers.tasks.{}"
-BULK_REDRIVE = "bulk redrive"
 
 
 @shared_task(bind=True, name=NAME.format("redrive_letters"))
@@ -80,11 +80,6 @@ def redrive_letters(
         finally:
             letters.close()
     return progress(1.0, **counts)
-
-
-def bulk_redrive_target(queue: Queue, partition: int) -> str:
-    """What a bulk redrive's audit entry names: the DLQ partition it reads."""
-    return f"{queue.topic}/dlq/{partition}"
 
 
 def _span(after: dict, low: int, through: int | None) -> dict:

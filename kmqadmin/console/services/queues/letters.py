@@ -1,13 +1,14 @@
 """A DLQ letter as the console and the API show it, and redriving one."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
 
 from confluent_kafka import Message as KafkaMessage
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from kmqadmin.console.models import AuditEntry, Queue
-from kmqadmin.console.services import jobs
 from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.clusters import clients
 from kmqadmin.console.services.conflict import Conflict
@@ -22,6 +23,8 @@ from kmqadmin.kmq.readers.twin_letters import TwinLetters
 
 # The audit actions that send one letter back to its queue.
 REDRIVES = ("redrive", "redrive with edits")
+# A bulk redrive (services/jobs.py) is audited here, where its marks are read.
+BULK_REDRIVE = "bulk redrive"
 
 
 def _text(data: bytes | None) -> str | None:
@@ -69,7 +72,7 @@ def redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int],
     queries a page. A letter stays in the DLQ once redriven (Kafka deletes
     nothing), so without this mark it looks as if nobody had dealt with it.
     A bulk redrive's entry names its filter and the offsets it went through
-    (jobs.redrive_letters): the letters there that match it went back."""
+    (services/jobs.py, redrive_letters): the letters there that match it went back."""
     marks = _bulk_redrives(queue, letters)
     targets = {_target(queue, letter) for letter in letters}
     done = AuditEntry.objects.filter(
@@ -83,9 +86,14 @@ def redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int],
     return marks
 
 
+def bulk_redrive_target(queue: Queue, partition: int) -> str:
+    """What a bulk redrive's audit entry names: the DLQ partition it reads."""
+    return f"{queue.topic}/dlq/{partition}"
+
+
 def _bulk_redrives(queue: Queue, letters: list[KafkaMessage]) -> dict[tuple[int, int], dict]:
-    by_target = {jobs.bulk_redrive_target(queue, p): p for p in {m.partition() for m in letters}}
-    entries = AuditEntry.objects.filter(action=jobs.BULK_REDRIVE, target__in=by_target)
+    by_target = {bulk_redrive_target(queue, p): p for p in {m.partition() for m in letters}}
+    entries = AuditEntry.objects.filter(action=BULK_REDRIVE, target__in=by_target)
     marks = {}
     for entry in entries.order_by("at"):
         span, wanted = _bulk_span(entry)
@@ -174,13 +182,18 @@ def editable(found: KafkaMessage) -> Draft:
         ) from None
 
 
-def redrive_edited(user: AbstractBaseUser, queue: Queue, found: KafkaMessage, edit: Draft) -> str:
+def redrive_with_edits(
+    user: AbstractBaseUser, queue: Queue, found: KafkaMessage, edits: Mapping[str, Any]
+) -> str:
     """A letter (``letter``) back to the queue as a plain redrive sends it
-    (kmq-id kept, delivery count reset, its first partition), with
-    ``edit``'s key, value and headers; audited with what changed. Returns
-    its kmq-id."""
+    (kmq-id kept, delivery count reset, its first partition), its key, value
+    or headers replaced by ``edits`` (a Draft's fields: the API's body gives
+    some, the console's form all three); audited with what changed. Returns
+    its kmq-id. Conflict when the letter cannot be edited (``editable``)."""
+    start = editable(found)
+    edit = replace(start, **edits)
     check_size(edit, settings.KMQ_MAX_PAYLOAD_BYTES, clients.record_limit(queue.config()))
-    before, after = changes(editable(found), edit)
+    before, after = changes(start, edit)
     target = _target(queue, found)
     where = {"partition": found.partition(), "offset": found.offset()}
     with audit.action(user, "redrive with edits", target, before=where | before, after=after):

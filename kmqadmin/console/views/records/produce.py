@@ -64,18 +64,22 @@ def redrive_with_edits(
         return HttpResponseForbidden(NO_MASKED_EDITS)
     try:
         found = letters.letter(queue, partition, offset)
-        start = letters.editable(found)
     except Missing as exc:
         raise Http404(str(exc)) from None
-    except Conflict as exc:
-        return HttpResponse(str(exc), status=409)
     context = {"queue": queue, "letter": found}
     if request.method != "POST":
-        return _page(request, context, ProduceForm(initial=as_text(start)), as_text(start))
+        try:
+            start = as_text(letters.editable(found))
+        except Conflict as exc:
+            return HttpResponse(str(exc), status=409)
+        return _page(request, context, ProduceForm(initial=start), start)
     form = ProduceForm(request.POST)
     try:
         edited = _submitted(form, request)
-        message_id = letters.redrive_edited(request.user, queue, found, edited)
+        edits = {"key": edited.key, "value": edited.value, "headers": edited.headers}
+        message_id = letters.redrive_with_edits(request.user, queue, found, edits)
+    except Conflict as exc:
+        return HttpResponse(str(exc), status=409)
     except BadInput as exc:
         return _refused(request, context, form, exc)
     return _page(request, context | {"redriven": message_id}, form, _posted_headers(request))

@@ -1,7 +1,7 @@
 """The REST API for a registered cluster's consumer groups and share
 groups: the listing, a group's detail, and the admin-only offset reset with
-its dry run. Serializers live here with their views (and the share queue's
-reset, api/views/share_groups.py, shares the reset's)."""
+its dry run. Serializers live here with their views; the share queue's
+reset (api/views/share_groups.py) is this reset, on the queue's group."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from kmqadmin.console.models import Cluster
 from kmqadmin.console.services.groups import listing as groups
 from kmqadmin.console.services.roles import Role
 from kmqadmin.kafka.admin.groups import KINDS, Kind, Member
@@ -93,8 +94,9 @@ class TargetSerializer(serializers.Serializer):
         )
 
 
-class GroupResetSerializer(TargetSerializer):
-    topic = serializers.CharField(required=False, help_text="only this topic")
+class PlanSerializer(TargetSerializer):
+    """A reset, or its dry run, or applying a dry run's plan exactly."""
+
     dry_run = serializers.BooleanField(
         default=False, help_text="true: answer the planned offsets, move nothing"
     )
@@ -104,15 +106,19 @@ class GroupResetSerializer(TargetSerializer):
         help_text='a dry run\'s offsets, {"topic:partition": offset}: apply exactly these',
     )
 
-    def validate_topic(self, topic: str) -> str:
-        try:
-            return names.check_topic(topic)
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from None
-
     def validate_offsets(self, offsets: dict[str, int]) -> dict:
         try:
             return groups.parse_offsets(offsets)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
+class GroupResetSerializer(PlanSerializer):
+    topic = serializers.CharField(required=False, help_text="only this topic")
+
+    def validate_topic(self, topic: str) -> str:
+        try:
+            return names.check_topic(topic)
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
@@ -187,13 +193,32 @@ class GroupReset(APIView):
         found = groups.cluster_or_404(cluster)
         body = GroupResetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        data = body.validated_data
-        target = body.target(data.get("topic"))
-        if data["dry_run"]:
-            planned = groups.preview(found, kind, group_id, target)
-            answer = {"dry_run": True, "moves": planned.moves, "errors": {}}
-        else:
-            offsets = data.get("offsets") or groups.preview(found, kind, group_id, target).offsets
-            done = groups.apply(request.user, found, kind, group_id, target, offsets)
-            answer = {"dry_run": False, "moves": done.moves, "errors": done.errors}
-        return Response(ResetAnswerSerializer(answer).data)
+        target = body.target(body.validated_data.get("topic"))
+        return reset(request, body, found, kind, group_id, target)
+
+
+def reset(
+    request: Request,
+    body: PlanSerializer,
+    cluster: Cluster,
+    kind: Kind,
+    group_id: str,
+    target: ResetTarget,
+    *,
+    create: bool = False,
+) -> Response:
+    """The reset both endpoints make: the plan, or the plan (or the one
+    given) applied. ``create``: a share queue's group that does not exist
+    yet is made by it."""
+    data = body.validated_data
+    if data["dry_run"]:
+        planned = groups.preview(cluster, kind, group_id, target, create=create)
+        answer = {"dry_run": True, "moves": planned.moves, "errors": {}}
+    else:
+        offsets = (
+            data.get("offsets")
+            or groups.preview(cluster, kind, group_id, target, create=create).offsets
+        )
+        done = groups.apply(request.user, cluster, kind, group_id, target, offsets, create=create)
+        answer = {"dry_run": False, "moves": done.moves, "errors": done.errors}
+    return Response(ResetAnswerSerializer(answer).data)

@@ -1,7 +1,8 @@
 """The REST API for a share queue's group: what the console's section shows,
-and the admin-only reset of its start offset.
+and the admin-only reset of its start offset (a group reset, api/views/groups.py,
+on the queue's group and topic).
 
-Serializers live here with their two views: nothing else uses them.
+The view's serializers live here with it: nothing else uses them.
 """
 
 from drf_spectacular.utils import extend_schema
@@ -9,10 +10,14 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from kmqadmin.api.views.groups import MemberSerializer, TargetSerializer
+from kmqadmin.api.views.groups import (
+    MemberSerializer,
+    PlanSerializer,
+    ResetAnswerSerializer,
+    reset,
+)
 from kmqadmin.api.views.queues import QueueAPIView
 from kmqadmin.console.services.groups import share_groups
-from kmqadmin.console.services.groups.listing import Applied
 from kmqadmin.console.services.roles import Role
 
 
@@ -100,17 +105,6 @@ class ShareGroupSerializer(serializers.Serializer):
     )
 
 
-class ResetDoneSerializer(serializers.Serializer):
-    offsets = serializers.SerializerMethodField(help_text="partition: its new start offset")
-    errors = serializers.SerializerMethodField(help_text="partition: why the broker refused it")
-
-    def get_offsets(self, done: Applied) -> dict[str, int]:
-        return {str(m.partition[1]): m.new for m in done.moves}
-
-    def get_errors(self, done: Applied) -> dict[str, str]:
-        return {str(p): e for (_, p), e in done.errors.items()}
-
-
 class ShareGroupView(QueueAPIView):
     @extend_schema(operation_id="queues_share_group", responses=ShareGroupSerializer)
     def get(self, request: Request, topic: str) -> Response:
@@ -125,15 +119,16 @@ class ShareGroupReset(QueueAPIView):
 
     @extend_schema(
         operation_id="queues_share_group_reset",
-        request=TargetSerializer,
-        responses=ResetDoneSerializer,
+        request=PlanSerializer,
+        responses=ResetAnswerSerializer,
     )
     def post(self, request: Request, topic: str) -> Response:
         """Moves the share group's start offset on every partition, or the
-        one given (admins; audited). 409 while consumers are connected; the
-        group's own page (/api/v1/clusters/…/groups/share/…/reset) previews."""
+        one given (admins; audited); with dry_run, the plan and nothing moved.
+        409 while consumers are connected, or for a kmq queue."""
         queue = self.queue(topic)
-        body = TargetSerializer(data=request.data)
+        share_groups.check_share(queue)
+        body = PlanSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        result = share_groups.reset(request.user, queue, body.target(queue.topic))
-        return Response(ResetDoneSerializer(result).data)
+        target = body.target(queue.topic)
+        return reset(request, body, queue.cluster, "share", queue.group_id, target, create=True)

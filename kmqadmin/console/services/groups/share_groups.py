@@ -65,7 +65,7 @@ class ShareGroupView:
 
 
 def view(queue: Queue) -> ShareGroupView:
-    _check_share(queue)
+    check_share(queue)
     config = queue.config()
     shown = ShareGroupView()
     try:
@@ -86,11 +86,12 @@ def view(queue: Queue) -> ShareGroupView:
 def reset(user: AbstractBaseUser, queue: Queue, target: ResetTarget) -> groups.Applied:
     """Moves the group's start offset on the queue's partitions (all of
     them, or the target's one); audited like every group reset."""
-    _check_share(queue)
+    check_share(queue)
     on_queue = ResetTarget(target.mode, target.value, queue.topic, target.partition)
     return groups.reset(user, queue.cluster, "share", queue.group_id, on_queue)
 
 
-def _check_share(queue: Queue) -> None:
+def check_share(queue: Queue) -> None:
+    """NotAShareQueue (409) for a queue of the kmq backend: it has no share group."""
     if queue.backend != "share":
         raise NotAShareQueue(f"{queue.topic} is a {queue.backend} queue: it has no share group")

@@ -2,8 +2,9 @@
 every kmqadmin/ path and test it names exists and every package is named;
 the marker table of docs/wire.md is MarkerType's, byte for byte; its header
 tables name exactly the header constants of the code; docs/data.md names
-every SQL model; every link of the README and of docs/ leads to a file.
-Each check fails when either side changes without the other."""
+every SQL model, docs/processes.md every `kmq` subcommand; every link of
+the README and of docs/ leads to a file. Each check fails when either side
+changes without the other."""
 
 import ast
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
+from kmqadmin.console.management.commands.kmq import SUBCOMMANDS
 from kmqadmin.kmq import markers
 from kmqadmin.kmq.markers import MarkerType
 from tests.test_architecture_doc import ROOT, mentioned
@@ -170,6 +172,11 @@ def test_the_data_page_names_every_sql_model() -> None:
     assert "Queue" in models
     text = (DOCS / "data.md").read_text()
     assert [name for name in models if f"`{name}`" not in text] == []
+
+
+def test_the_processes_page_names_every_kmq_subcommand() -> None:
+    text = section((DOCS / "processes.md").read_text(), "`kmq run` and the other commands")
+    assert [name for name in SUBCOMMANDS if f"- `{name}`:" not in text] == []
 
 
 @pytest.mark.parametrize("page", [README, *pages()], ids=lambda page: page.name)

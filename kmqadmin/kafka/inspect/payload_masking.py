@@ -28,6 +28,7 @@ from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.record import Headers, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kafka.inspect.browse import BrowsedRecord, Match
+from kmqadmin.kafka.inspect.json_paths import JsonPath, RuleError, compiled
 
 MASK = "***"
 HIDDEN = b"*** hidden: not UTF-8 text, and this queue masks its records"
@@ -38,18 +39,14 @@ MAGIC, FRAME_BYTES = b"\x00", 5
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[*+}]\)\s*[*+{]")
 
 
-class MaskRuleError(ValueError):
+class MaskRuleError(RuleError):
     """A rule that cannot be used; ``part`` says which kind ("json_paths",
     "patterns"), the message which rule and why."""
-
-    def __init__(self, part: str, message: str) -> None:
-        super().__init__(message)
-        self.part = part
 
 
 @dataclass(frozen=True)
 class MaskRules:
-    json_paths: tuple[jsonpath.JSONPath | jsonpath.CompoundJSONPath, ...] = ()
+    json_paths: tuple[JsonPath, ...] = ()
     headers: frozenset[str] = frozenset()  # casefolded names
     patterns: tuple[re.Pattern[str], ...] = ()
 
@@ -61,7 +58,7 @@ class MaskRules:
         patterns: Iterable[str] = (),
     ) -> "MaskRules":
         return cls(
-            json_paths=tuple(_json_path(text) for text in json_paths),
+            json_paths=tuple(compiled(text, MaskRuleError, "json_paths") for text in json_paths),
             headers=frozenset(name.casefold() for name in headers),
             patterns=tuple(_pattern(text) for text in patterns),
         )
@@ -176,14 +173,6 @@ def _frame(data: bytes) -> tuple[bytes, bytes]:
     return b"", data
 
 
-def _json_path(text: str) -> jsonpath.JSONPath | jsonpath.CompoundJSONPath:
-    try:
-        return jsonpath.compile(text)
-    except jsonpath.JSONPathError as exc:
-        first_line = str(exc).splitlines()[0]
-        raise MaskRuleError("json_paths", f"JSONPath '{text}': {first_line}") from None
-
-
 def _pattern(text: str) -> re.Pattern[str]:
     if len(text) > MAX_PATTERN_CHARS:
         raise MaskRuleError(
@@ -203,7 +192,7 @@ def _pattern(text: str) -> re.Pattern[str]:
     return compiled
 
 
-def _replace_matches(path: jsonpath.JSONPath | jsonpath.CompoundJSONPath, document: Any) -> Any:
+def _replace_matches(path: JsonPath, document: Any) -> Any:
     """Deepest matches first, so a match inside another is set before its
     parent turns into "***"; the root itself matching masks the whole."""
     try:

@@ -22,15 +22,12 @@ from jsonpath.selectors import Filter
 from kmqadmin.kafka.client import json_payload
 from kmqadmin.kafka.client.record import UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
+from kmqadmin.kafka.inspect.json_paths import JsonPath, RuleError, compiled
 
 
-class FilterError(ValueError):
+class FilterError(RuleError):
     """A filter that cannot be used as given; the message says why, ``part``
     which of the filters ("header", "json_path")."""
-
-    def __init__(self, part: str, message: str) -> None:
-        super().__init__(message)
-        self.part = part
 
 
 @dataclass(frozen=True)
@@ -39,7 +36,7 @@ class RecordFilter:
     header: str | None = None  # a header of this name exists...
     header_value: bytes | None = None  # ...with exactly this value
     contains: bytes | None = None  # the payload contains it
-    json_path: jsonpath.JSONPath | jsonpath.CompoundJSONPath | None = None
+    json_path: JsonPath | None = None
 
     @classmethod
     def build(
@@ -59,7 +56,7 @@ class RecordFilter:
             header=name or None,
             header_value=value.encode() if equals else None,
             contains=contains.encode() or None,
-            json_path=_compiled(json_path) if json_path else None,
+            json_path=compiled(json_path, FilterError, "json_path") if json_path else None,
         )
 
     @property
@@ -88,15 +85,7 @@ class RecordFilter:
         )
 
 
-def _compiled(expression: str) -> jsonpath.JSONPath | jsonpath.CompoundJSONPath:
-    try:
-        return jsonpath.compile(expression)
-    except jsonpath.JSONPathError as exc:
-        first_line = str(exc).splitlines()[0]
-        raise FilterError("json_path", f"JSONPath {expression!r}: {first_line}") from None
-
-
-def _selects(path: jsonpath.JSONPath | jsonpath.CompoundJSONPath, value: bytes | None) -> bool:
+def _selects(path: JsonPath, value: bytes | None) -> bool:
     if not value:
         return False
     try:
@@ -111,7 +100,7 @@ def _selects(path: jsonpath.JSONPath | jsonpath.CompoundJSONPath, value: bytes |
         return False
 
 
-def _filters_root(path: jsonpath.JSONPath | jsonpath.CompoundJSONPath) -> bool:
+def _filters_root(path: JsonPath) -> bool:
     """``$[?...]...``: the first segment is a child segment of filters only."""
     segments = getattr(path, "segments", ())  # a compound path (a | b) has none
     if not segments or not isinstance(segments[0], JSONPathChildSegment):

@@ -20,12 +20,11 @@ from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.sqs.auth.caller import Caller
 from kmqadmin.sqs.protocol import batches
 from kmqadmin.sqs.protocol.errors import SqsError, missing_parameter
-from kmqadmin.sqs.protocol.params import Params, integer
+from kmqadmin.sqs.protocol.params import Params, visibility_timeout
 from kmqadmin.sqs.receiving.receipts import Receipt, read
 from kmqadmin.sqs.receiving.settling import Refusals, Settler, refused, settler
 from kmqadmin.sqs.registered import lookup
 
-MAX_VISIBILITY_S = 43_200
 # What an entry asks for: ("ack" | "release" | "extend", seconds).
 Act = Callable[[Params], tuple[str, int]]
 
@@ -51,7 +50,7 @@ def _ack(params: Params) -> tuple[str, int]:
 
 
 def _change_visibility(params: Params) -> tuple[str, int]:
-    seconds = integer(params, "VisibilityTimeout", 0, MAX_VISIBILITY_S)
+    seconds = visibility_timeout(params)
     if seconds is None:
         raise missing_parameter("VisibilityTimeout")
     return ("extend", seconds) if seconds else ("release", 0)

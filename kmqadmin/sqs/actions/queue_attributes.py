@@ -26,7 +26,7 @@ from kmqadmin.kmq import QueueConfig, names
 from kmqadmin.sqs import queue_names
 from kmqadmin.sqs.auth.caller import Caller
 from kmqadmin.sqs.protocol.errors import SqsError, invalid_parameter_value
-from kmqadmin.sqs.protocol.params import Params, string_map, strings
+from kmqadmin.sqs.protocol.params import MAX_VISIBILITY_S, Params, string_map, strings
 from kmqadmin.sqs.registered import lookup
 
 # Settable, with SQS's bounds, onto SqsQueue's fields.
@@ -55,7 +55,6 @@ COUNTS = {
     "ApproximateNumberOfMessagesDelayed",
 }
 READABLE = {*SETTABLE, *COUNTS, "QueueArn", "CreatedTimestamp", "LastModifiedTimestamp"}
-MAX_VISIBILITY_S = 43_200
 WHOLE = re.compile(r"[0-9]{1,10}")  # not isdigit(): it takes "²", which int() refuses
 MAX_RECEIVE_COUNT = 1000
 DELAYED_READ_S = 3.0

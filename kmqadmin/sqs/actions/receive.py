@@ -30,7 +30,7 @@ from kmqadmin.sqs.auth.caller import Caller
 from kmqadmin.sqs.protocol import digests
 from kmqadmin.sqs.protocol.errors import FORBIDDEN
 from kmqadmin.sqs.protocol.message_attributes import TRACE_HEADER, TYPES_HEADER, Attribute
-from kmqadmin.sqs.protocol.params import Params, integer, strings
+from kmqadmin.sqs.protocol.params import Params, integer, strings, visibility_timeout
 from kmqadmin.sqs.receiving.receipts import Receipt
 from kmqadmin.sqs.receiving.receivers import receiver
 from kmqadmin.sqs.receiving.settling import check_extend, settler
@@ -56,7 +56,7 @@ def receive_message(params: Params, caller: Caller) -> Awaitable[dict[str, Any]]
     config = queue.config()  # reads secrets, may check access over the network
     wants = integer(params, "MaxNumberOfMessages", 1, 10) or 1
     wait_s = integer(params, "WaitTimeSeconds", 0, 20)
-    visibility_s = integer(params, "VisibilityTimeout", 0, 43_200)
+    visibility_s = visibility_timeout(params)
     if visibility_s:
         check_extend(config, visibility_s)
     asked = Asked(

@@ -7,6 +7,8 @@ from typing import Any
 from kmqadmin.sqs.protocol.errors import invalid_parameter_value, missing_parameter
 
 Params = dict[str, Any]
+# SQS's longest visibility timeout (12 hours), wherever a client sets one.
+MAX_VISIBILITY_S = 43_200
 
 
 def text(params: Params, name: str, required: bool = True) -> str | None:
@@ -28,6 +30,12 @@ def integer(params: Params, name: str, low: int, high: int) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise _invalid(name, value, f"Must be between {low} and {high}, if provided.")
     return value
+
+
+def visibility_timeout(params: Params) -> int | None:
+    """VisibilityTimeout as ReceiveMessage and ChangeMessageVisibility take
+    it: whole seconds, 0 to 12 hours."""
+    return integer(params, "VisibilityTimeout", 0, MAX_VISIBILITY_S)
 
 
 def strings(params: Params, name: str) -> list[str]:

@@ -22,13 +22,14 @@ class Clock:
         return self.now
 
 
-def _stats(group: str | None = None, **brokers: tuple[str, str]) -> str:
-    """A client's statistics; ``group``: its group handler's state, if any."""
+def _stats(group: str | None = None, join: str = "steady", **brokers: tuple[str, str]) -> str:
+    """A client's statistics; ``group``, ``join``: its group handler's
+    state and join state, if it has one."""
     stats: dict = {
         "brokers": {name: {"source": src, "state": st} for name, (src, st) in brokers.items()}
     }
     if group is not None:
-        stats["cgrp"] = {"state": group, "join_state": "steady"}
+        stats["cgrp"] = {"state": group, "join_state": join}
     return json.dumps(stats)
 
 
@@ -46,7 +47,7 @@ def test_a_client_is_lost_only_after_lost_s_with_no_real_broker_up() -> None:
         clock.now += 1
         watch.on_stats(_stats(b1=("learned", "INIT"), gc=("logical", "UP")))
     assert watch.lost() and watch.down_for_s() == LOST_S + 2
-    with pytest.raises(KafkaException, match="no broker for 17 s") as lost:
+    with pytest.raises(KafkaException, match="no broker or group for 17 s") as lost:
         watch.raise_if_lost()
     assert lost.value.args[0].code() == KafkaError._ALL_BROKERS_DOWN
     watch.on_stats(_stats(boot=("configured", "UP")))
@@ -66,6 +67,25 @@ def test_a_group_consumer_whose_coordinator_never_comes_back_is_lost() -> None:
     assert watch.lost()
     watch.on_stats(_stats(group="up", boot=("configured", "UP")))
     assert not watch.lost()
+
+
+def test_a_group_consumer_up_but_stuck_out_of_its_group_is_lost() -> None:
+    """What the demo's `orders` worker reported through a 30 s SIGSTOP: its
+    session timed out, and its group handler, ``up`` again and again, waited
+    to rejoin until the offset commit it had in flight was over. A member
+    the broker is letting in (wait-join) is in touch all along: the broker
+    holds its JoinGroup until every member has rejoined."""
+    clock = Clock()
+    stuck, joining = BrokerWatch(clock), BrokerWatch(clock)
+    for _ in range(int(LOST_S) + 1):
+        clock.now += 1
+        up = ("learned", "UP")
+        stuck.on_stats(_stats(group="up", join="wait-unassign-to-complete", b1=up))
+        joining.on_stats(_stats(group="up", join="wait-join", b1=up))
+    assert stuck.lost()
+    assert not joining.lost()
+    stuck.on_stats(_stats(group="up", b1=("learned", "UP")))
+    assert not stuck.lost()
 
 
 def test_statistics_that_do_not_parse_teach_nothing() -> None:
@@ -98,6 +118,7 @@ def test_a_real_consumers_statistics_show_its_broker_up(kafka: EmbeddedBroker, t
     stats = json.loads(seen[-1])
     assert any(b["source"] == "learned" and b["state"] == "UP" for b in stats["brokers"].values())
     assert stats["cgrp"]["state"] == "up"
+    assert stats["cgrp"]["join_state"] == "steady"
     assert watch.down_for_s() < 5
 
 

@@ -15,15 +15,29 @@ The same issue can leave a group consumer with a broker up (the bootstrap
 one, found again) while its group handler waits for a coordinator it never
 reaches: out of its group just as silently. So for a group consumer, whose
 statistics carry a ``cgrp`` section, being in touch also takes that handler
-being ``up`` (its coordinator known and connected; it stays so through
-rebalances).
+being ``up`` (its coordinator known and connected).
+
+Up is not in the group, though. A consumer whose session timed out during
+a stall gives up its partitions and, before it rejoins, waits for the
+offset commit it had in flight (join state ``wait-unassign-to-complete``).
+That commit sits on the coordinator's logical handle, fails with a
+transport error each time the coordinator is found again (the handle's
+address changes under it), and marks the coordinator dead, so the handler
+goes up, down and up again while the member stays out of its group. The
+demo's `orders` worker, which had a commit in flight when the broker
+stopped, spent 11 to 25 s of each 30 s SIGSTOP that way (librdkafka's
+debug log), its handler ``up`` for much of it: counted in touch, and its
+group ``Empty`` meanwhile. So the handler must also be in a join state
+where the group has the member or is letting it in (IN_GROUP); one stuck
+before that for LOST_S is replaced.
 
 The watch reads the client's statistics, which librdkafka hands over when
 the client is polled, and remembers when the client was last in touch: one
 of its brokers (not the logical group or transaction coordinator handles)
-up, and its group handler up if it has one. Once ``lost()``, the client's
-owner replaces it. A cluster that is really away makes that happen once per
-LOST_S, which costs a client's connection attempts and nothing else.
+up, and its group handler up and in its group if it has one. Once
+``lost()``, the client's owner replaces it. A cluster that is really away
+makes that happen once per LOST_S, which costs a client's connection
+attempts and nothing else.
 """
 
 import contextlib
@@ -33,12 +47,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 STATS_MS = 2000
 LOST_S = 15.0
 # librdkafka's sources of a broker handle that serve requests for anything.
 _REAL = frozenset({"learned", "configured"})
+# A group handler's join states in which the member is in its group, or the
+# broker is letting it in (it holds a JoinGroup until every member has
+# rejoined, up to the rebalance timeout), or the application is handed a
+# rebalance it serves at its next poll. The others (init, wait-metadata,
+# wait-unassign-to-complete, wait-incr-unassign-to-complete) are steps of
+# the client's own that take moments unless something is stuck.
+IN_GROUP = frozenset({"steady", "wait-join", "wait-sync", "wait-assign-call", "wait-unassign-call"})
+_NO_GROUP = {"state": "up", "join_state": "steady"}
 
 
 class BrokerWatch:
@@ -55,10 +77,10 @@ class BrokerWatch:
         try:
             stats = json.loads(stats_json)
             brokers = stats["brokers"].values()
-            group = stats.get("cgrp", {"state": "up"})
+            group = stats.get("cgrp", _NO_GROUP)
         except (ValueError, TypeError, KeyError, AttributeError):
             return  # not librdkafka's statistics: nothing learned
-        if not isinstance(group, dict) or group.get("state") != "up":
+        if not (isinstance(group, dict) and _in_group(group)):
             return
         if any(_up(broker) for broker in brokers if isinstance(broker, dict)):
             self._last_up = self._clock()
@@ -73,12 +95,16 @@ class BrokerWatch:
         """For a service whose life ends on a Kafka error and starts again
         with new clients (ownership/service.py)."""
         if self.lost():
-            down = f"no broker for {self.down_for_s():.0f} s; a new life with new clients"
+            down = f"no broker or group for {self.down_for_s():.0f} s; a new life with new clients"
             raise KafkaException(KafkaError(KafkaError._ALL_BROKERS_DOWN, down))
 
 
 def _up(broker: dict[str, Any]) -> bool:
     return broker.get("state") == "UP" and broker.get("source") in _REAL
+
+
+def _in_group(group: dict[str, Any]) -> bool:
+    return group.get("state") == "up" and group.get("join_state") in IN_GROUP
 
 
 def abandon(consumer: Consumer, after: threading.Thread | None = None) -> None:
@@ -95,6 +121,21 @@ def abandon(consumer: Consumer, after: threading.Thread | None = None) -> None:
             consumer.close()
 
     threading.Thread(target=close, name="kmq-abandoned-consumer", daemon=True).start()
+
+
+Rebalanced = Callable[[Consumer, list[TopicPartition]], None]
+
+
+def if_current(current: Callable[[], Consumer | None], callback: Rebalanced) -> Rebalanced:
+    """``callback`` for the owner's ``current`` consumer only: one abandoned
+    runs its rebalance callbacks on its closing thread, maybe while its
+    replacement owns the partitions, and must not act on the replacement's."""
+
+    def called(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if consumer is current():
+            callback(consumer, partitions)
+
+    return called
 
 
 def close_or_abandon(

@@ -28,7 +28,7 @@ from types import MappingProxyType
 
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
-from kmqadmin.kafka.client.broker_watch import BrokerWatch, close_or_abandon
+from kmqadmin.kafka.client.broker_watch import BrokerWatch, close_or_abandon, if_current
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.ownership.barrier import stable_offsets
@@ -37,8 +37,6 @@ from kmqadmin.kafka.ownership.owner_producer import OwnerProducer
 from kmqadmin.kafka.ownership.service import Service
 
 log = logging.getLogger(__name__)
-
-Rebalanced = Callable[[Consumer, list[TopicPartition]], None]
 
 
 class PartitionOwner[S: OwnedPartition](Service):
@@ -121,9 +119,9 @@ class PartitionOwner[S: OwnedPartition](Service):
             # producer has aborted what this slot's previous life left open.
             self._consumer.subscribe(
                 [owned.topic],
-                on_assign=self._if_current(self._on_assign),
-                on_revoke=self._if_current(self._on_revoke),
-                on_lost=self._if_current(self._on_lost),
+                on_assign=if_current(lambda: self._consumer, self._on_assign),
+                on_revoke=if_current(lambda: self._consumer, self._on_revoke),
+                on_lost=if_current(lambda: self._consumer, self._on_lost),
             )
             self._producer = OwnerProducer(owned, self.lanes)
             self._open()
@@ -161,16 +159,6 @@ class PartitionOwner[S: OwnedPartition](Service):
         return min(longest, max(0.0, (min(wakes) - now_ms()) / 1000))
 
     # --- owning partitions ----------------------------------------------
-
-    def _if_current(self, callback: Rebalanced) -> Rebalanced:
-        """``callback`` for this life's consumer only: one given up on is closed
-        on a thread of its own, maybe while the next life owns its partitions."""
-
-        def called(consumer: Consumer, partitions: list[TopicPartition]) -> None:
-            if consumer is self._consumer:
-                callback(consumer, partitions)
-
-        return called
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.rebalances += 1
@@ -238,7 +226,7 @@ class PartitionOwner[S: OwnedPartition](Service):
         try:
             if (consumer := self._consumer) is not None:
                 if self._watch.lost():  # abandoned: its revoke, on the thread
-                    self._consumer = None  # that closes it, is ignored (_if_current)
+                    self._consumer = None  # that closes it, is ignored (if_current)
                 close_or_abandon(consumer, self._watch, self._last_words)
         finally:
             self._states.clear()

@@ -28,7 +28,12 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka import Message as KafkaMessage
 
 from kmqadmin.kafka.client.bounded_call import CallThread
-from kmqadmin.kafka.client.broker_watch import BrokerWatch, abandon, close_or_abandon
+from kmqadmin.kafka.client.broker_watch import (
+    BrokerWatch,
+    abandon,
+    close_or_abandon,
+    if_current,
+)
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.closing import Closing
 from kmqadmin.kafka.client.config import consumer_config, producer_config
@@ -128,7 +133,9 @@ class QueueClient(Closing):
         """Up to ``max_messages`` messages, each with its start marker written
         (kmq's format) or on its way (compact; see the module's docstring)."""
         if self._watch.lost():
-            self._replace_consumer(f"has had no broker for {self._watch.down_for_s():.0f} s")
+            self._replace_consumer(
+                f"has had no broker or group for {self._watch.down_for_s():.0f} s"
+            )
         if self._compact:
             self._settle_started()
         records = self._arrived(max_messages, timeout)
@@ -248,7 +255,11 @@ class QueueClient(Closing):
                 {**config.kafka_config, **watch.settings()},
             )
         )
-        consumer.subscribe([config.topic], on_revoke=self._revoked, on_lost=self._lost)
+        consumer.subscribe(
+            [config.topic],
+            on_revoke=if_current(lambda: self._consumer, self._revoked),
+            on_lost=if_current(lambda: self._consumer, self._lost),
+        )
         return consumer, watch
 
     def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -340,13 +351,13 @@ class QueueClient(Closing):
             produce(topic, value, markers.encode_key(partition, first), partition)
 
     def _replace_consumer(self, why: str, call: threading.Thread | None = None) -> None:
-        """A consumer that has had no broker for a while may never get one
-        back (kafka/client/broker_watch.py): a new one joins the group. What
-        the old one handed out stays in flight (its start markers are
-        written); offsets it could not commit are read again, as after any
-        refused commit. The old one is closed on a thread of its own, since
-        closing a client in that state may never return; ``call``: one still
-        inside it, which returns first."""
+        """A consumer that has had no broker, or been out of its group, for a
+        while may never get back (kafka/client/broker_watch.py): a new one
+        joins the group. What the old one handed out stays in flight (its
+        start markers are written); offsets it could not commit are read
+        again, as after any refused commit. The old one is closed on a
+        thread of its own, since closing a client in that state may never
+        return; ``call``: one still inside it, which returns first."""
         log.warning("%s: this worker's consumer %s; replacing it", self.config.topic, why)
         old = self._consumer
         self._started = StartedBatches()  # the old one's batches: read again by the next reader

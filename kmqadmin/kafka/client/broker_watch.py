@@ -1,4 +1,4 @@
-"""BrokerWatch: tells a client that has been without any broker for too long.
+"""BrokerWatch: tells a client that has been without a broker, or out of its group, too long.
 
 librdkafka (since 2.10) drops the brokers a Metadata answer does not list.
 A broker that stalled past its session with the KRaft controller answers,
@@ -17,19 +17,25 @@ reaches: out of its group just as silently. So for a group consumer, whose
 statistics carry a ``cgrp`` section, being in touch also takes that handler
 being ``up`` (its coordinator known and connected).
 
-Up is not in the group, though. A consumer whose session timed out during
-a stall gives up its partitions and, before it rejoins, waits for the
-offset commit it had in flight (join state ``wait-unassign-to-complete``).
-That commit sits on the coordinator's logical handle, fails with a
-transport error each time the coordinator is found again (the handle's
-address changes under it), and marks the coordinator dead, so the handler
-goes up, down and up again while the member stays out of its group. The
-demo's `orders` worker, which had a commit in flight when the broker
-stopped, spent 11 to 25 s of each 30 s SIGSTOP that way (librdkafka's
-debug log), its handler ``up`` for much of it: counted in touch, and its
-group ``Empty`` meanwhile. So the handler must also be in a join state
-where the group has the member or is letting it in (IN_GROUP); one stuck
-before that for LOST_S is replaced.
+Up is not in the group, though. A consumer created while the broker is
+stopped (the replacement of one lost) asks for the coordinator when the
+broker resumes; if the broker is still fenced, the first Metadata answer
+lists no broker and the bootstrap handle stays. The group handler comes up,
+and the join waits for the subscribed topic's metadata (join state
+``wait-metadata``), asked of the bootstrap handle. The coordinator
+connection's own Metadata answer then lists the broker, librdkafka
+decommissions the bootstrap handle with that request in flight ("Broker
+handle destroyed without termination"), and the topic stays marked as
+being requested: every later refresh is skipped ("already being
+requested"), and the join never happens. The demo's `orders` worker sat
+so for 150 s after a 33 s SIGSTOP, its handler ``up``, its broker ``UP``,
+its group ``Empty`` (librdkafka's debug log; the `emails` worker, replaced
+ten seconds earlier, rejoined). A consumer whose session timed out with an
+offset commit in flight waits out of its group too, for the commit
+(``wait-unassign-to-complete``; 11 to 25 s of a 30 s stall, the handler
+``up`` again and again). So the handler must also be in a join state where
+the group has the member or is letting it in (IN_GROUP); one stuck before
+that for LOST_S is replaced.
 
 The watch reads the client's statistics, which librdkafka hands over when
 the client is polled, and remembers when the client was last in touch: one

@@ -11,6 +11,7 @@ from kmqadmin.kafka.admin.topics import (
     ensure_topics,
     partition_counts,
 )
+from kmqadmin.kafka.client.clock import to_ms
 from kmqadmin.kafka.client.security.masking import masked
 from kmqadmin.kmq import markers, names
 from kmqadmin.kmq.backoff import Backoff
@@ -38,7 +39,7 @@ MarkerFormat = Literal["compact", "kmq"]
 # Trackers, views and the pipeline read both, so a queue may switch.
 MARKER_FORMATS: tuple[MarkerFormat, ...] = ("compact", "kmq")
 # A week of per-minute counts is what the console charts; older ones go.
-COUNTS_TOPIC_CONFIG = {"retention.ms": str(7 * 24 * 3600 * 1000)}
+COUNTS_TOPIC_CONFIG = {"retention.ms": str(to_ms(7 * 24 * 3600))}
 
 
 @dataclass(frozen=True)

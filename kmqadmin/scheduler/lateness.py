@@ -11,6 +11,8 @@ tolerates.
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from kmqadmin.kafka.client.clock import to_ms, to_s
+
 # Upper bounds in seconds: a healthy scheduler fires within tens of ms; the
 # tail shows a scheduler that was down or lagging.
 BOUNDS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
@@ -34,7 +36,7 @@ class LatenessSnapshot:
 
 class Lateness:
     def __init__(self) -> None:
-        self._bounds_ms = [b * 1000 for b in BOUNDS_S]
+        self._bounds_ms = [to_ms(b) for b in BOUNDS_S]
         self._counts = [0] * (len(BOUNDS_S) + 1)
         self._sum_ms = 0
 
@@ -50,4 +52,4 @@ class Lateness:
         for bound, count in zip((*BOUNDS_S, float("inf")), counts, strict=True):
             running += count
             cumulative.append((bound, running))
-        return LatenessSnapshot(tuple(cumulative), total / 1000)
+        return LatenessSnapshot(tuple(cumulative), to_s(total))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.client.clock import LAST_MS
+from kmqadmin.kafka.client.clock import LAST_MS, to_ms
 from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kafka.client.topic_names import BadTopicName, check_name
@@ -75,12 +75,12 @@ def decode_epoch(data: bytes | None) -> int:
         raise ScheduleError(f"{EPOCH} is after the year 9999: {data[:40]!r}")
     if seconds < MIN_EPOCH_S:
         raise ScheduleError(f"{EPOCH} is before the year 1: {data[:40]!r}")
-    return max(0, round(seconds * 1000))
+    return max(0, to_ms(seconds))
 
 
 def check_due(epoch_ms: int) -> int:
     """``epoch_ms`` if a schedule may be due then (what decode_epoch reads back)."""
-    if epoch_ms > MAX_EPOCH_S * 1000:
+    if epoch_ms > to_ms(MAX_EPOCH_S):
         raise ScheduleError("due after 9999-12-31T23:59:59Z")
     return epoch_ms
 

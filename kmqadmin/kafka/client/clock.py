@@ -1,7 +1,10 @@
-"""Epoch milliseconds, the unit of every deadline on the wire.
+"""Epoch milliseconds, the unit of every deadline on the wire, and the one
+place seconds and milliseconds are turned into each other.
 
 Every place that needs "now" or turns a time into epoch ms asks here, so
 the rounding and the refusal of naive datetimes are the same everywhere.
+Kafka's settings and requests count milliseconds, Python's clocks and waits
+seconds: to_ms and to_s cross between them, for durations as for times.
 """
 
 import time
@@ -15,7 +18,18 @@ LAST_MS = 253_402_300_799_999
 
 
 def now_ms() -> int:
+    """Truncated, never rounded up: "now" is never a moment ahead."""
     return int(time.time() * 1000)
+
+
+def to_ms(seconds: float) -> int:
+    """Seconds (a duration, or epoch seconds) as whole milliseconds, rounded."""
+    return round(seconds * 1000)
+
+
+def to_s(ms: float) -> float:
+    """Milliseconds (a duration, or epoch ms) as seconds."""
+    return ms / 1000
 
 
 def epoch_ms(at: When) -> int:
@@ -26,8 +40,8 @@ def epoch_ms(at: When) -> int:
     if isinstance(at, datetime):
         if at.tzinfo is None:
             raise ValueError("at must be timezone-aware (e.g. datetime.now(UTC))")
-        return round(at.timestamp() * 1000)
-    return round(at * 1000)
+        return to_ms(at.timestamp())
+    return to_ms(at)
 
 
 def utc_text(ms: int) -> str:
@@ -35,7 +49,7 @@ def utc_text(ms: int) -> str:
     wrap at; a time no datetime holds (a hostile record's int64, say) is
     shown as its number, not raised."""
     try:
-        at = datetime.fromtimestamp(ms / 1000, UTC)
+        at = datetime.fromtimestamp(to_s(ms), UTC)
     except (OverflowError, ValueError, OSError):
         return f"epoch ms {ms} (not a date)"
     return f"{at:%Y-%m-%d %H:%M:%S}.{ms % 1000:03d} UTC"

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kmqadmin.kafka.client.client_log import LOGGER
+from kmqadmin.kafka.client.clock import to_s
 
 KafkaConfig = dict[str, Any]
 
@@ -24,7 +25,7 @@ GROUP_TIMEOUTS: KafkaConfig = {
 def session_timeout_s(extra: Mapping[str, Any] | None = None) -> float:
     """How long the group takes to notice a member gone, as configured."""
     ms = (extra or {}).get("session.timeout.ms", GROUP_TIMEOUTS["session.timeout.ms"])
-    return int(ms) / 1000
+    return to_s(int(ms))
 
 
 def client_config(bootstrap_servers: str, extra: Mapping[str, Any] | None = None) -> KafkaConfig:

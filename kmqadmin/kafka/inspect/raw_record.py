@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kmqadmin.kafka.client.bounds import MAX_OFFSET, MAX_PARTITION
+from kmqadmin.kafka.client.clock import to_ms
 from kmqadmin.kafka.client.config import client_config
 from kmqadmin.kafka.client.librdkafka import (
     CONSUMER,
@@ -125,7 +126,7 @@ def _assign(rk: int, topic: str, partition: int, offset: int, where: str) -> Non
 
 def _poll(rk: int, deadline: float, where: str) -> "ctypes._Pointer[Message]":
     while (left := deadline - time.monotonic()) > 0:
-        message = _lib.rd_kafka_consumer_poll(rk, max(1, int(left * 1000)))
+        message = _lib.rd_kafka_consumer_poll(rk, max(1, to_ms(left)))
         if message:
             return message
     raise RawReadError(f"{where}: no answer from the cluster in time")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from kmqadmin.kafka.client.bounded_call import CallThread, Pending
+from kmqadmin.kafka.client.clock import to_s
 from kmqadmin.kafka.client.config import producer_config
 from kmqadmin.kafka.ownership.barrier import write_barriers
 from kmqadmin.kafka.ownership.fencing import (
@@ -97,7 +98,7 @@ class OwnerProducer:
             for tid in owned.transactional_ids(lanes)
         ]
         # A transaction is dead after this anyway: the broker aborts it.
-        self._timeout_s = int(configs[0]["transaction.timeout.ms"]) / 1000
+        self._timeout_s = to_s(int(configs[0]["transaction.timeout.ms"]))
         self._lanes = [Producer(config) for config in configs]
         for lane in self._lanes:
             lane.init_transactions(30)

@@ -29,7 +29,7 @@ from types import MappingProxyType
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
 from kmqadmin.kafka.client.broker_watch import BrokerWatch, close_or_abandon, if_current
-from kmqadmin.kafka.client.clock import now_ms
+from kmqadmin.kafka.client.clock import now_ms, to_s
 from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.ownership.barrier import stable_offsets
 from kmqadmin.kafka.ownership.owned import Owned, OwnedPartition
@@ -156,7 +156,7 @@ class PartitionOwner[S: OwnedPartition](Service):
         wakes = [w for s in list(self._states.values()) if (w := self._next_wake(s)) is not None]
         if not wakes:
             return longest
-        return min(longest, max(0.0, (min(wakes) - now_ms()) / 1000))
+        return min(longest, max(0.0, to_s(min(wakes) - now_ms())))
 
     # --- owning partitions ----------------------------------------------
 

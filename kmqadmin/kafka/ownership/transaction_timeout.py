@@ -25,6 +25,7 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from kmqadmin.kafka.admin.broker_settings import broker_setting
+from kmqadmin.kafka.client.clock import to_ms
 from kmqadmin.kafka.client.config import GROUP_TIMEOUTS, session_timeout_s
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ def transaction_timeout_ms(bootstrap_servers: str, kafka_config: Mapping[str, An
     """The session timeout less the heartbeat and cleanup intervals; never
     under half the session timeout, so a transaction always has time to
     finish (a warning then says how long readers may wait, and what to set)."""
-    session_ms = int(session_timeout_s(kafka_config) * 1000)
+    session_ms = to_ms(session_timeout_s(kafka_config))
     heartbeat_ms = int(kafka_config.get(HEARTBEAT, GROUP_TIMEOUTS[HEARTBEAT]))
     interval_ms = cleanup_interval_ms(bootstrap_servers, kafka_config)
     timeout_ms, floor_ms = session_ms - heartbeat_ms - interval_ms, session_ms // 2

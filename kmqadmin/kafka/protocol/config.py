@@ -12,6 +12,7 @@ never connects with weaker settings than the queue's own clients.
 from collections.abc import Mapping
 from typing import Any
 
+from kmqadmin.kafka.client.clock import to_ms
 from kmqadmin.kafka.client.errors import KafkaSetupError
 
 # Mechanisms kafka-python takes from plain settings: OAUTHBEARER would need a
@@ -44,7 +45,7 @@ def protocol_config(
 ) -> dict[str, Any]:
     """kafka-python KafkaAdminClient keyword arguments for the same cluster,
     every wait bounded by ``timeout_s``."""
-    ms = int(timeout_s * 1000)
+    ms = to_ms(timeout_s)
     config: dict[str, Any] = {
         "bootstrap_servers": bootstrap_servers.split(","),
         "client_id": "kmqadmin",

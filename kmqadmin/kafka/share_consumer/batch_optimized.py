@@ -25,6 +25,7 @@ from confluent_kafka import (
 )
 from confluent_kafka import Message as KafkaMessage
 
+from kmqadmin.kafka.client.clock import to_s
 from kmqadmin.kafka.client.config import client_config
 from kmqadmin.kafka.share_consumer.acknowledgements import Refusal
 from kmqadmin.kafka.share_consumer.errors import ShareConsumerError, UnsettledRecords
@@ -138,7 +139,7 @@ class BatchOptimizedConsumer:
                 raise KafkaException(error)
         self.acquired += len(good)
         self._fetched, self._next, self._acknowledged = good, 0, 0
-        self._lease = Lease(-1, sent + self._lock_ms / 1000, self._lock_ms) if good else None
+        self._lease = Lease(-1, sent + to_s(self._lock_ms), self._lock_ms) if good else None
 
     def _committed(self, offsets: dict[TopicPartition, set[int]], error: object) -> None:
         """librdkafka's answer to acknowledgements, whenever they were sent:

@@ -26,6 +26,7 @@ from kafka.net.manager import KafkaConnectionManager
 from kafka.net.selector import NetworkSelector
 from kafka.structs import TopicPartition
 
+from kmqadmin.kafka.client.clock import to_ms, to_s
 from kmqadmin.kafka.client.record import mark_undecodable
 from kmqadmin.kafka.protocol.config import protocol_config
 from kmqadmin.kafka.share_consumer import batches
@@ -76,7 +77,7 @@ class ShareConsumer:
         self._manager = KafkaConnectionManager(self._net, **config)
         self._net.start()
         try:
-            self._manager.bootstrap(int(timeout_s * 1000))
+            self._manager.bootstrap(to_ms(timeout_s))
             self._manager.run(self._topic_metadata)
         except BaseException:
             self._stop()
@@ -196,12 +197,12 @@ class ShareConsumer:
     ) -> list[KafkaMessage]:
         session = self._sessions.setdefault(node, Session())
         request = fetch_request(
-            self._membership, session, self._topic_id, partitions, max_records, int(wait_s * 1000)
+            self._membership, session, self._topic_id, partitions, max_records, to_ms(wait_s)
         )
         sent = time.monotonic()
         try:
             response = await self._manager.send(
-                request, node_id=node, request_timeout_ms=int(wait_s * 1000) + 30_000
+                request, node_id=node, request_timeout_ms=to_ms(wait_s) + 30_000
             )
         except protocol_errors.KafkaError as exc:
             log.info("%s: share fetch from node %d failed (%s)", self.topic, node, exc)
@@ -216,7 +217,7 @@ class ShareConsumer:
             return []
         session.answered(partitions)
         lock_ms = response.acquisition_lock_timeout_ms
-        lease = Lease(node, sent + lock_ms / 1000, lock_ms)
+        lease = Lease(node, sent + to_s(lock_ms), lock_ms)
         out: list[KafkaMessage] = []
         failed = False
         for topic in response.responses:
@@ -311,7 +312,7 @@ class ShareConsumer:
         for lease, entries in by_lease.items():
             lost, lock_ms, sent = await self._acknowledge(lease.node, entries, renew=True)
             refused += lost
-            self._held.renewed(entries, lost, Lease(lease.node, sent + lock_ms / 1000, lock_ms))
+            self._held.renewed(entries, lost, Lease(lease.node, sent + to_s(lock_ms), lock_ms))
         return refused
 
     async def _acknowledge(

@@ -14,6 +14,7 @@ import kafka.errors as protocol_errors
 from kafka.net.manager import KafkaConnectionManager
 from kafka.protocol.metadata import CoordinatorType, FindCoordinatorRequest
 
+from kmqadmin.kafka.client.clock import to_s
 from kmqadmin.kafka.protocol import ShareGroupHeartbeatRequest
 from kmqadmin.kafka.share_consumer.errors import error_name
 
@@ -104,7 +105,7 @@ class Membership:
         if self.epoch < 0:
             return
         self.epoch = response.member_epoch
-        self._interval_s = max(response.heartbeat_interval_ms, 100) / 1000
+        self._interval_s = to_s(max(response.heartbeat_interval_ms, 100))
         if response.assignment is not None:
             self.partitions = self._ours(response.assignment.topic_partitions)
 

@@ -25,6 +25,7 @@ from kmqadmin.console.models import Queue, SqsMoveTask
 from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.jobs import start
 from kmqadmin.console.services.queues.stats import queue_stats
+from kmqadmin.kafka.client.clock import epoch_ms
 from kmqadmin.sqs import queue_names
 from kmqadmin.sqs.actions.queues import dead_letter_sources
 from kmqadmin.sqs.auth.caller import Caller
@@ -160,7 +161,7 @@ def _entry(task: SqsMoveTask) -> dict[str, Any]:
         "SourceArn": queue_names.arn(task.source.topic),
         "ApproximateNumberOfMessagesMoved": task.moved,
         "ApproximateNumberOfMessagesToMove": task.to_move,
-        "StartedTimestamp": int(task.started_at.timestamp() * 1000),
+        "StartedTimestamp": epoch_ms(task.started_at),
     }
     if task.status == SqsMoveTask.RUNNING:
         entry["TaskHandle"] = task.handle

@@ -22,6 +22,7 @@ from kmqadmin.console.services.audit import trail as audit
 from kmqadmin.console.services.clusters import clients
 from kmqadmin.console.services.queues.broker_bounds import check_share_bounds
 from kmqadmin.console.services.queues.stats import queue_stats
+from kmqadmin.kafka.client.clock import to_ms, to_s
 from kmqadmin.kmq import QueueConfig, names
 from kmqadmin.sqs import queue_names
 from kmqadmin.sqs.auth.caller import Caller
@@ -80,7 +81,7 @@ def apply(queue: Queue, sqs: SqsQueue, attributes: dict[str, str]) -> None:
             field, low, high = KEPT[name]
             setattr(sqs, field, _number(name, value, low, high))
         elif name == "VisibilityTimeout":  # 0 is SQS's too, but the tracker needs a timeout
-            queue.message_timeout_ms = _number(name, value, 1, MAX_VISIBILITY_S) * 1000
+            queue.message_timeout_ms = to_ms(_number(name, value, 1, MAX_VISIBILITY_S))
         elif name == "RedrivePolicy":
             _redrive(queue, value)
         elif value.lower() != "false":  # FifoQueue, SqsManagedSseEnabled
@@ -111,7 +112,7 @@ def check_same(queue: Queue, sqs: SqsQueue, attributes: dict[str, str]) -> None:
 def current(queue: Queue, sqs: SqsQueue, wanted: set[str]) -> dict[str, str]:
     values = {
         "QueueArn": queue_names.arn(queue.topic),
-        "VisibilityTimeout": str(queue.message_timeout_ms // 1000),
+        "VisibilityTimeout": str(int(to_s(queue.message_timeout_ms))),
         "RedrivePolicy": json.dumps(
             {
                 "deadLetterTargetArn": queue_names.arn(queue.dlq_topic),

@@ -45,6 +45,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kmqadmin.kafka.client.clock import to_s
 from kmqadmin.kmq import QueueClient, QueueConfig
 from kmqadmin.kmq.message import Message
 from kmqadmin.sqs.receiving.receipts import Receipt
@@ -306,7 +307,7 @@ class Receiver:
             return READY_S
         if self._stocks:
             return FRESH_S
-        return min(HOLD_S, self.config.message_timeout_ms / 2000)
+        return min(HOLD_S, to_s(self.config.message_timeout_ms) / 2)
 
     def _renew(self, client: QueueClient, taken: list[tuple[float, Message]]) -> None:
         """A whole visibility timeout from now for those that waited for

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kmqadmin.console.services.clusters import clients
+from kmqadmin.kafka.client.clock import to_ms, to_s
 from kmqadmin.kmq import QueueConfig
 from kmqadmin.sqs.protocol.errors import SqsError, invalid_parameter_value
 from kmqadmin.sqs.receiving.receipts import Receipt
@@ -40,7 +41,7 @@ def settler(config: QueueConfig) -> Settler:
 def check_extend(config: QueueConfig, seconds: int) -> None:
     """A share lock is renewed for the group's lock duration, the queue's
     VisibilityTimeout: no change may ask for more."""
-    lock_s = config.message_timeout_ms // 1000
+    lock_s = int(to_s(config.message_timeout_ms))
     if config.backend == "share" and seconds > lock_s:
         raise invalid_parameter_value(
             f"Value {seconds} for parameter VisibilityTimeout is invalid. Reason: a "
@@ -68,7 +69,7 @@ class Markers:
         return [None] * len(receipts)
 
     def extend(self, receipts: Sequence[Receipt], seconds: int) -> Refusals:
-        self._writer.extend_all(_deliveries(receipts), seconds * 1000)
+        self._writer.extend_all(_deliveries(receipts), to_ms(seconds))
         return [None] * len(receipts)
 
     def reject(self, receipts: Sequence[Receipt], reason: str) -> Refusals:
@@ -95,7 +96,7 @@ class Held:
 
     def extend(self, receipts: Sequence[Receipt], seconds: int) -> Refusals:
         check_extend(self._config, seconds)
-        return self._receiver.settle("extend", receipts, ms=seconds * 1000)
+        return self._receiver.settle("extend", receipts, ms=to_ms(seconds))
 
     def reject(self, receipts: Sequence[Receipt], reason: str) -> Refusals:
         return self._receiver.settle("reject", receipts, reason=reason)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+from kmqadmin.kafka.client.clock import to_s
 from kmqadmin.kmq import QueueClient
 from kmqadmin.kmq.locks import AcksRefused, LockExpired
 from kmqadmin.kmq.message import Message
@@ -50,7 +51,7 @@ class ShareHolds:
 
     def hold(self, messages: list[Message]) -> None:
         """Handed out now: held for the group's lock duration."""
-        until = time.monotonic() + self._lock_ms / 1000
+        until = time.monotonic() + to_s(self._lock_ms)
         self._held.update({(m.partition, m.offset): (m, until) for m in messages})
 
     def drop(self, messages: list[Message]) -> None:

@@ -24,10 +24,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from kmqadmin.kafka.client.bounded_call import CallThread
 from kmqadmin.kafka.client.broker_watch import (
     BrokerWatch,
     abandon,
@@ -36,11 +35,13 @@ from kmqadmin.kafka.client.broker_watch import (
 )
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.closing import Closing
-from kmqadmin.kafka.client.config import consumer_config, producer_config
+from kmqadmin.kafka.client.config import consumer_config
 from kmqadmin.kafka.client.record import UNDECODABLE, UndecodableRecord
 from kmqadmin.kafka.client.record import headers as read_headers
 from kmqadmin.kmq import headers, markers
 from kmqadmin.kmq.client.ack_window import AckWindow
+from kmqadmin.kmq.client.marker_producer import MarkerProducer
+from kmqadmin.kmq.client.offset_commits import COMMIT_TIMEOUT_S, OffsetCommits
 from kmqadmin.kmq.client.started_batches import StartedBatches
 from kmqadmin.kmq.config import QueueConfig
 from kmqadmin.kmq.message import Message
@@ -50,22 +51,6 @@ log = logging.getLogger(__name__)
 # Marks a record whose headers do not decode as rejected the moment it is
 # started: the tracker moves it to the DLQ, crash-safely, as any rejected one.
 _REJECT_UNDECODABLE = markers.reject(UNDECODABLE)
-
-# A synchronous commit has no timeout of its own (kafka/client/bounded_call.py):
-# past this the consumer is given up on, as one without a broker is.
-COMMIT_TIMEOUT_S = 15.0
-# A commit refused because the group is moving: librdkafka rejoins by itself.
-_GROUP_MOVING = {
-    KafkaError.UNKNOWN_MEMBER_ID,
-    KafkaError.ILLEGAL_GENERATION,
-    KafkaError.REBALANCE_IN_PROGRESS,
-    KafkaError.NOT_COORDINATOR,
-    KafkaError.COORDINATOR_NOT_AVAILABLE,
-    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-    KafkaError._WAIT_COORD,
-    KafkaError._TIMED_OUT,
-    KafkaError._TRANSPORT,
-}
 
 
 class QueueClient(Closing):
@@ -86,34 +71,18 @@ class QueueClient(Closing):
         self.config = config
         self._compact = config.marker_format == "compact"
         self._started = StartedBatches()
+        self._markers = MarkerProducer(config, self._compact)
         self._acks = AckWindow(self._write_ends)
         self._consumer, self._watch = self._subscribed_consumer()
-        self._commits = CallThread("kmq-commit")  # _commit
-        self._producer = Producer(
-            producer_config(
-                config.bootstrap_servers,
-                extra={
-                    # kmq's format: sent at once, since a poll waits for its
-                    # start markers; reports only for failures, since a
-                    # Python callback per marker would cost as much as
-                    # writing it. The compact format waits for none: its few
-                    # records per poll go out with librdkafka's usual linger
-                    # (a wake-up of its threads per record cost a fifth of the
-                    # client's rate in bench/kmq_throughput.py), and its
-                    # start ranges' reports say what may be committed.
-                    "linger.ms": 5 if self._compact else 0,
-                    "delivery.report.only.error": not self._compact,
-                    "on_delivery": self._marker_delivered,
-                    **config.kafka_config,
-                },
-            )
-        )
-        self._failed_markers: list[str] = []
+        self._commits = OffsetCommits(config.topic)
         self.malformed = 0
-        # Commits of started messages the group refused or never answered:
-        # whoever reads those partitions next delivers the messages again,
-        # so a caller that has not handed them out yet should not (receivers.py).
-        self.refused_commits = 0
+
+    @property
+    def refused_commits(self) -> int:
+        """Commits of started messages the group refused or never answered
+        (offset_commits.py): a caller that has not handed those out yet
+        should not, as their next reader delivers them again (receivers.py)."""
+        return self._commits.refused
 
     def _arrived(self, max_messages: int, timeout: float) -> list[KafkaMessage]:
         """What has arrived, up to ``max_messages``, as soon as anything has:
@@ -176,7 +145,7 @@ class QueueClient(Closing):
             handed = {p: offsets for p, offsets in handed.items() if offsets}
         if self._compact:
             self._start_ranges(handed)
-            self._produce_markers(rejects, "reject")
+            self._markers.batches(rejects, "reject")
         else:
             self._start_each(handed, rejects)
         return messages
@@ -186,27 +155,25 @@ class QueueClient(Closing):
         if self._compact:
             self._acks.add(message.partition, message.offset)
             return
-        self._producer.produce(  # inlined _marker(): acks are as many as messages
-            self.config.markers_topic, markers.END, message.marker_key, message.partition
-        )
+        self._markers.produce(message.partition, message.marker_key, markers.END)
 
     def release(self, message: Message) -> None:
         """Give it back now: redelivered at once, counting as a delivery."""
-        self._marker(message, markers.REDELIVER_NOW)
+        self._markers.for_message(message, markers.REDELIVER_NOW)
 
     def reject(self, message: Message, reason: str = "") -> None:
         """Poison: to the DLQ now with kmq-dlq-reason=rejected."""
-        self._marker(message, markers.reject(reason))
+        self._markers.for_message(message, markers.reject(reason))
 
     def extend(self, message: Message, ms: int) -> None:
         """Keep it longer: the deadline becomes now + ``ms`` (SQS's visibility)."""
-        self._marker(message, markers.extend(now_ms() + ms))
+        self._markers.for_message(message, markers.extend(now_ms() + ms))
 
     def ack_all(self, messages: Iterable[Message]) -> None:
         """ack() for a whole batch: an end range per run (compact), or one
         produce_batch call per partition (kmq's format)."""
         if not self._compact:
-            self._markers_all(messages, markers.END, "end")
+            self._markers.for_all(messages, markers.END, "end")
             return
         by_partition: dict[int, list[int]] = {}
         for message in messages:
@@ -215,10 +182,10 @@ class QueueClient(Closing):
             self._write_ends(partition, offsets)
 
     def release_all(self, messages: Iterable[Message]) -> None:
-        self._markers_all(messages, markers.REDELIVER_NOW, "release")
+        self._markers.for_all(messages, markers.REDELIVER_NOW, "release")
 
     def reject_all(self, messages: Iterable[Message], reason: str = "") -> None:
-        self._markers_all(messages, markers.reject(reason), "reject")
+        self._markers.for_all(messages, markers.reject(reason), "reject")
 
     def return_unseen(self, messages: Iterable[Message]) -> None:
         """Give back what no one was handed: redelivered now, as by
@@ -226,13 +193,13 @@ class QueueClient(Closing):
         format's only: kmq's tracker would read the marker as an ack."""
         if not self._compact:
             raise ValueError("return_unseen needs the compact marker format")
-        self._markers_all(messages, markers.RETURN, "return")
+        self._markers.for_all(messages, markers.RETURN, "return")
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits until every marker written so far is on the broker (and, in
         the compact format, commits what their start ranges cover)."""
         self._acks.flush()
-        self._await_markers(timeout)
+        self._markers.await_all(timeout)
         if self._compact:
             self._settle_started(wait=True)
 
@@ -268,7 +235,7 @@ class QueueClient(Closing):
         if not self._compact:
             return
         self._acks.flush()
-        self._producer.flush(10)
+        self._markers.flush(10)
         try:
             self._settle_started()
         except KafkaException as exc:  # not raised inside a rebalance: said here
@@ -291,35 +258,33 @@ class QueueClient(Closing):
     def _start_each(self, handed: dict[int, list[int]], rejects: dict[int, list[dict]]) -> None:
         """kmq's steps 2-4: a start marker per message, one wait, one commit."""
         start, pack = markers.start(self.config.message_timeout_ms), markers.KEY.pack
-        # One produce_batch call per partition: a produce() per marker costs
-        # twice as much. (produce_batch ignores a per-message partition.)
         starts = {p: [{"value": start, "key": pack(p, o)} for o in os] for p, os in handed.items()}
-        self._produce_markers(starts, "start")
-        self._produce_markers(rejects, "reject")
-        self._await_markers()
+        self._markers.batches(starts, "start")
+        self._markers.batches(rejects, "reject")
+        self._markers.await_all()
         if handed:
             self._commit({p: offsets[-1] + 1 for p, offsets in handed.items()})
 
     def _start_ranges(self, handed: dict[int, list[int]]) -> None:
         """The compact format's step 2: a start range per run of consecutive
         offsets, each reporting its delivery to _started."""
-        timeout, topic = self.config.message_timeout_ms, self.config.markers_topic
-        produce, one = self._producer.produce, markers.start(timeout)
+        timeout = self.config.message_timeout_ms
+        produce, one = self._markers.produce, markers.start(timeout)
         for partition, offsets in handed.items():
             spans = markers.spans(offsets)
             delivered = self._started.add(partition, offsets[0], offsets[-1] + 1, len(spans))
             for first, last in spans:
                 value = markers.start_range(timeout, last) if last > first else one
                 key = markers.encode_key(partition, first)
-                produce(topic, value, key, partition, on_delivery=delivered)
+                produce(partition, key, value, delivered)
 
     def _settle_started(self, wait: bool = False) -> None:
         """The compact format's trailing steps 3 and 4: commits the batches
         whose start ranges are written; a partition whose start range failed
         is read again from that batch. ``wait``: a synchronous commit."""
-        self._producer.poll(0)  # serves the delivery reports
-        if self._failed_markers:
-            self._await_markers(0)  # raises, saying which
+        self._markers.serve()
+        if self._markers.failed:
+            self._markers.await_all(0)  # raises, saying which
         ready = self._started.ready()
         for partition, (offset, why) in ready.rewinds.items():
             log.warning(
@@ -346,9 +311,8 @@ class QueueClient(Closing):
 
     def _write_ends(self, partition: int, offsets: list[int]) -> None:
         """The compact format's acks: an end range per run, END for a run of one."""
-        topic, produce = self.config.markers_topic, self._producer.produce
         for first, value in markers.ends(offsets, compact=True):
-            produce(topic, value, markers.encode_key(partition, first), partition)
+            self._markers.produce(partition, markers.encode_key(partition, first), value)
 
     def _replace_consumer(self, why: str, call: threading.Thread | None = None) -> None:
         """A consumer that has had no broker, or been out of its group, for a
@@ -365,71 +329,11 @@ class QueueClient(Closing):
         abandon(old, after=call)
 
     def _commit(self, commits: dict[int, int]) -> None:
-        """Step 4. A commit the group refuses while it moves (its coordinator
-        died or moved, the member was expired during a broker's outage) is
-        not a reason to fail the poll: the start markers are written, so the
-        messages are safely in flight and are handed out. The offsets stay
-        where they were, and whoever reads the partition next delivers the
-        messages again: a second delivery, never a loss."""
-        offsets = [TopicPartition(self.config.topic, p, o) for p, o in commits.items()]
-        consumer = self._consumer
-        try:
-            hung = self._commits.submit(
-                lambda: consumer.commit(offsets=offsets, asynchronous=False)
-            ).wait(COMMIT_TIMEOUT_S)
-        except KafkaException as exc:
-            error = exc.args[0]
-            if not (error.retriable() or error.code() in _GROUP_MOVING):
-                raise
-            log.warning(
-                "%s: offsets not committed while the group moves (%s); the messages are "
-                "in flight all the same and will be delivered again",
-                self.config.topic,
-                error.str(),
-            )
-            self.refused_commits += 1
-            return
+        """Step 4; a consumer whose commit got no answer is replaced."""
+        hung = self._commits.commit(self._consumer, commits)
         if hung is not None:
-            # Its coordinator may never be found again (bounded_call.py):
-            # what it polled is in flight all the same, as above.
-            self.refused_commits += 1
             no_answer = f"had no answer to an offset commit in {COMMIT_TIMEOUT_S:.0f} s"
-            self._commits.close()  # its thread ends when the call does
-            self._commits = CallThread("kmq-commit")
             self._replace_consumer(no_answer, hung)
-
-    def _marker(self, message: Message, value: bytes) -> None:
-        self._producer.produce(
-            self.config.markers_topic, value, message.marker_key, message.partition
-        )
-
-    def _markers_all(self, messages: Iterable[Message], value: bytes, what: str) -> None:
-        batches: dict[int, list[dict]] = {}
-        for message in messages:
-            batches.setdefault(message.partition, []).append(
-                {"value": value, "key": message.marker_key}
-            )
-        self._produce_markers(batches, what)
-
-    def _produce_markers(self, batches: dict[int, list[dict]], what: str) -> None:
-        for partition, batch in batches.items():
-            queued = self._producer.produce_batch(self.config.markers_topic, batch, partition)
-            if queued != len(batch):
-                failed = next(m["_error"] for m in batch if "_error" in m)
-                raise KafkaException(f"{what} markers not queued ({failed})")
-
-    def _await_markers(self, timeout: float = 30.0) -> None:
-        remaining = self._producer.flush(timeout)
-        if remaining or self._failed_markers:
-            failed, self._failed_markers = self._failed_markers, []
-            raise KafkaException(
-                f"markers not written ({remaining} pending, {len(failed)} failed"
-                f"{': ' + failed[0] if failed else ''}); offsets were not committed"
-            )
-
-    def _marker_delivered(self, err: KafkaError | None, msg: KafkaMessage) -> None:
-        if err is not None:
-            self._failed_markers.append(err.str())
 
     def _undecodable(self, exc: UndecodableRecord) -> None:
         self.malformed += 1

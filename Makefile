@@ -28,7 +28,9 @@ run: deps
 	$(BIN)/python manage.py kmq run
 
 # The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
-# tests/parallel.py keeps each JVM-starting fixture's tests on one of them.
+# tests/parallel.py keeps each JVM-starting fixture's tests on one of them, and
+# hands the longest groups out first (hence --no-loadscope-reorder: xdist's
+# own order is by test count).
 # Every test's time is kept in .pytest_cache/junit.xml, to see where it goes.
 # The production-settings part runs beside it (its own broker, PostgreSQL and
 # Redis), its output kept until the suite is done; either failing fails.
@@ -38,7 +40,7 @@ test: deps lint services browser clients promtool
 	@mkdir -p .pytest_cache
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 		$(BIN)/pytest -m production -p no:cacheprovider >$(PRODUCTION_LOG) 2>&1 & production=$$!; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20 \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=20 \
 		--junit-xml=.pytest_cache/junit.xml; suite=$$?; \
 	wait $$production; production=$$?; cat $(PRODUCTION_LOG); \
 	exit $$(( suite || production ))

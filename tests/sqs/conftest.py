@@ -29,8 +29,12 @@ for name, role in {roles!r}.items():
 """
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
+    """Started once per test process. Not per package: pytest-xdist hands a
+    worker this package's modules between other packages' ones, and pytest
+    ends a package's fixtures whenever the next test is elsewhere, so each
+    module paid the migrations, the keys and the web process's start again."""
     data = tmp_path_factory.mktemp("sqs-web")
     settings = {"KMQ_DATA_DIR": str(data), "KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers}
     keys = set_up(settings, ["orders-a", "orders-b", "payments"])

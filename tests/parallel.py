@@ -12,6 +12,11 @@ A resource is the session fixture of that name: a test's own fixture named
 workers) starts no JVM, and its tests stay with their module rather than
 lengthen the resource's group, which bounds the run's wall time.
 
+A resource goes when its group is done on that worker, not at the end of
+the session: three idle Kafka nodes, Keycloak or a whole `kmq run` would
+go on taking CPU from every group after it (xdist hands a worker a group's
+tests together, and tells it the next test, so a group's end is known).
+
 The longest groups are handed out first (the Makefile turns off xdist's own
 order, by test count, which put the 5-test cluster group last): one started
 while the other workers have nothing left is the run's tail.
@@ -70,11 +75,34 @@ def group_of(item: pytest.Item) -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
     """Groups marked before every other plugin's hook; longest first after
-    them all (pytest-django's reorders), by a stable sort that keeps each
-    group's own order."""
+    them all (pytest-django's reorders), each group's tests together (so
+    that a run without workers, too, ends a resource once), by a stable
+    sort that keeps each group's own order."""
     groups = {id(item): group_of(item) for item in items}  # xdist renames them
     for item in items:
         item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
     yield
     rank = {group: i for i, group in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(groups[id(item)], len(rank)))
+    first = {}
+    for i, item in enumerate(items):
+        first.setdefault(groups[id(item)], i)
+    items.sort(key=lambda item: (rank.get(groups[id(item)], len(rank)), first[groups[id(item)]]))
+
+
+# The resource fixtures a group's tests used on this worker, by group: the
+# group's last test may be one that uses none (a Spark module's own child).
+_USED: dict[str, dict[int, tuple]] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After the group's last test on this worker, its resources' teardown."""
+    group = group_of(item)
+    info = getattr(item, "_fixtureinfo", None)
+    for name, defs in info.name2fixturedefs.items() if info else ():
+        if RESOURCES.get(name) == group and defs[-1].scope == "session":
+            _USED.setdefault(group, {})[id(defs[-1])] = (defs[-1], item._request)
+    if nextitem is None or group_of(nextitem) == group:
+        return  # the session's own teardown, or more of the group to come
+    for fixturedef, request in _USED.pop(group, {}).values():
+        fixturedef.finish(request)

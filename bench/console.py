@@ -62,10 +62,10 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from bench.common import report  # noqa: E402
-from bench.kmq_throughput import fill  # noqa: E402
+from bench.filled_queues import fill  # noqa: E402
 from kmqadmin.console.cli import processes  # noqa: E402
 from kmqadmin.console.models import Cluster, Queue  # noqa: E402
-from kmqadmin.console.services import clients  # noqa: E402
+from kmqadmin.console.services.clusters import clients  # noqa: E402
 from kmqadmin.kafka.client.config import consumer_config  # noqa: E402
 from kmqadmin.kafka.embedded import child  # noqa: E402
 from kmqadmin.kmq import QueueClient  # noqa: E402

@@ -35,7 +35,8 @@ from confluent_kafka import ConsumerGroupState, Producer
 
 from bench import slow_work
 from bench.common import quantiles, report
-from bench.kmq_throughput import fill, io_floor_consume
+from bench.filled_queues import fill
+from bench.kmq_throughput import io_floor_consume
 from bench.queue_systems import (
     KMQ_BATCH,
     KMQ_EACH,

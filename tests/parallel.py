@@ -90,7 +90,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
 
 
 # The resource fixtures a group's tests used on this worker, by group: the
-# group's last test may be one that uses none (a Spark module's own child).
+# group's last test may be one that uses none (a Spark module's own child),
+# and a group may use another's resource (the Spark tests of SASL_SSL start
+# a secured broker of their own).
 _USED: dict[str, dict[int, tuple]] = {}
 
 
@@ -100,7 +102,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     group = group_of(item)
     info = getattr(item, "_fixtureinfo", None)
     for name, defs in info.name2fixturedefs.items() if info else ():
-        if RESOURCES.get(name) == group and defs[-1].scope == "session":
+        if name in RESOURCES and defs[-1].scope == "session":
             _USED.setdefault(group, {})[id(defs[-1])] = (defs[-1], item._request)
     if nextitem is None or group_of(nextitem) == group:
         return  # the session's own teardown, or more of the group to come

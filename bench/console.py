@@ -62,7 +62,7 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from bench.common import report  # noqa: E402
-from bench.filled_queues import fill  # noqa: E402
+from bench.kmq_core.filled_queues import fill  # noqa: E402
 from kmqadmin.console.cli import processes  # noqa: E402
 from kmqadmin.console.models import Cluster, Queue  # noqa: E402
 from kmqadmin.console.services.clusters import clients  # noqa: E402

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer
 
 from bench.common import end_offsets, read_topic, report
-from bench.filled_queues import PARTITIONS, filled_queue
-from bench.redelivery_accuracy import redelivery_accuracy
-from bench.tracker_load import open_markers
+from bench.kmq_core.filled_queues import PARTITIONS, filled_queue
+from bench.kmq_core.redelivery_accuracy import redelivery_accuracy
+from bench.kmq_core.tracker_load import open_markers
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq.config import MARKER_FORMATS

@@ -35,7 +35,7 @@ from confluent_kafka import ConsumerGroupState, Producer
 
 from bench import slow_work
 from bench.common import quantiles, report
-from bench.filled_queues import fill
+from bench.kmq_core.filled_queues import fill
 from bench.kmq_throughput import io_floor_consume
 from bench.queue_systems import (
     KMQ_BATCH,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.common import rss_bytes
-from bench.filled_queues import PARTITIONS, new_queue
+from bench.kmq_core.filled_queues import PARTITIONS, new_queue
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kmq import RedeliveryTracker, markers

@@ -5,7 +5,7 @@ import multiprocessing
 import statistics
 
 from bench.common import read_topic
-from bench.filled_queues import PARTITIONS, fill, new_queue
+from bench.kmq_core.filled_queues import PARTITIONS, fill, new_queue
 from kmqadmin.kafka.client.clock import now_ms
 from kmqadmin.kmq import QueueClient, QueueConfig, RedeliveryTracker, markers
 from kmqadmin.kmq import headers as h

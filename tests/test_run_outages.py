@@ -52,17 +52,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str]]:
     finally:
         before_ctrl_c = len(run.lines)
         run.ctrl_c()
-        started = time.monotonic()
         code = run.proc.wait(timeout=60)
-        stopped_s = time.monotonic() - started
     output = "".join(run.lines)
     # Only `kmq run` gets the terminal's Ctrl-C; it stops every child in its
     # own time, none killed, and the broker last (test_run.py). A "Connection
     # refused" may still be said while stopping: an idle client says the
-    # outage's failures when it is closed (client_log.py).
+    # outage's failures when it is closed (client_log.py). How long stopping
+    # may take is the supervisor's (its grace per child, then "did not stop
+    # within"), not a wall clock here that a loaded machine stretches.
     stopping = "".join(run.lines[before_ctrl_c:])
     assert code == 0, output
-    assert stopped_s < 15, f"Ctrl-C took {stopped_s:.1f} s; what was said meanwhile:\n{stopping}"
     assert "Traceback" not in output, output
     for noise in ("Hitting Ctrl+C", "did not stop within"):
         assert noise not in stopping, stopping

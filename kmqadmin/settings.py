@@ -275,6 +275,10 @@ REST_FRAMEWORK = {
     # surface to harden (see api/parsers.py).
     "DEFAULT_PARSER_CLASSES": ["kmqadmin.api.parsers.JSONParser"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # Answers are ASCII JSON: an error may quote what the caller sent (DRF keys
+    # a dict field's errors by the caller's key), and a lone surrogate written
+    # raw cannot be encoded, so the answer would be a 500 instead of the 400.
+    "UNICODE_JSON": False,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

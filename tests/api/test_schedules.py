@@ -1,5 +1,6 @@
 """The schedules API against the real broker, a real scheduler and the test database."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -78,6 +79,20 @@ def test_bad_schedule_requests_get_a_4xx(registered: str, target: str, operator:
     assert operator.get("/api/v1/schedules/unknown-topic/").status_code == 404
     assert operator.delete(f"{registered}x/fire").status_code == 405  # fire is POST only
     assert client_as("viewer").post(registered, base, "json").status_code == 403
+
+
+@pytest.mark.parametrize("value", ["v", ""])
+def test_a_lone_surrogate_in_a_header_name_is_a_400_that_quotes_it_escaped(
+    value: str, registered: str, target: str, operator: APIClient
+) -> None:
+    """JSON may carry "\\ud800", which no UTF-8 can. The answer that names the
+    bad header must still be writable: with an empty value, DRF keys its error
+    by the name itself, and rendering that raw was a 500."""
+    body = {"id": "x", "at": soon(60), "target_topic": target, "value": "v"}
+    raw = json.dumps(body | {"headers": {"\ud800": value}})  # ascii: the surrogate escaped
+    response = operator.post(registered, raw, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert "\\ud800" in response.content.decode("ascii")
 
 
 def test_a_target_outside_the_topics_allowlist_is_refused_with_the_reason(

@@ -322,7 +322,10 @@ def test_tracker_started_before_its_topics_recovers_once_they_exist(
         bootstrap_servers=kafka.bootstrap_servers,
         topic=topic,
         group_id=f"{topic}-workers",
-        message_timeout_ms=500,
+        # Long enough that a delivery handed out is not redelivered again
+        # before the test has read the rest of its batch on a loaded machine
+        # (at 500 ms one came back a third time, counted 3).
+        message_timeout_ms=5000,
         marker_format=marker_format,
     )
     tracker = RedeliveryTracker(queue)

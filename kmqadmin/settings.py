@@ -183,7 +183,6 @@ KMQ_WORKER_METRICS_ADDR = env.str("KMQ_WORKER_METRICS_ADDR", default="127.0.0.1"
 KMQ_METRICS_TOKEN = env.str("KMQ_METRICS_TOKEN", default="")
 
 INSTALLED_APPS = [
-    "daphne",
     "kmqadmin.console.apps.AuditedAdminConfig",  # django.contrib.admin, audited
     "django.contrib.auth",
     "django.contrib.contenttypes",

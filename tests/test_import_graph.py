@@ -28,7 +28,7 @@ ROOT, PACKAGE = mg.ROOT, mg.PACKAGE
 CORES = {"kmq", "scheduler", "kafka", "pipeline", "metrics"}
 APPS = {"api", "console", "sqs", "workers"}
 # What the web framework side brings; a core may import none of it.
-FRAMEWORKS = {"django", "rest_framework", "drf_spectacular", "channels", "celery", "daphne"}
+FRAMEWORKS = {"django", "rest_framework", "drf_spectacular", "channels", "celery"}
 # The modules of another app that api and workers may use; cores may use any core.
 ALLOWED = {
     "api": ("console.services", "console.models", "console.validators"),

@@ -8,14 +8,16 @@ resumes from its checkpoint when started again.
 import re
 from argparse import ArgumentParser, ArgumentTypeError
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from kmqadmin.console.models import Cluster
 from kmqadmin.kafka.client.clock import now_ms
-from kmqadmin.pipeline.job import RunResult
+
+if TYPE_CHECKING:  # the job module starts with PySpark, which every other subcommand would pay for
+    from kmqadmin.pipeline.job import RunResult
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"([0-9]+)([smhd])")
@@ -56,7 +58,7 @@ def handle(command: BaseCommand, options: dict[str, Any]) -> None:
     if not Cluster.objects.filter(queues__isnull=False).exists():
         raise CommandError("no queues registered: add one in the console or the API first")
 
-    def report(cluster: Cluster, result: RunResult) -> None:
+    def report(cluster: Cluster, result: "RunResult") -> None:
         skipped = sum(result.skipped.values())
         command.stdout.write(
             f"{cluster.name}: {result.facts} messages, {len(result.minutes)} minutes"

@@ -1,6 +1,7 @@
 """One web process (as `make run` serves it) for the SQS tests, on
 the suite's broker, with a user of each role and an SQS key for each."""
 
+import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -14,7 +15,13 @@ from kmqadmin.kmq import QueueConfig, RedeliveryTracker
 from tests.process import kill9, manage, spawn, wait_for
 from tests.sqs.clients import USERS, Web, sqs, status
 
+# One process for all of it: each `manage.py` start costs a CPU-second or two,
+# and the suite sets this up often. The keys are made by the command users run.
 SETUP = """
+import io
+import json
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from kmqadmin.console.models import Cluster, Queue
@@ -26,6 +33,12 @@ for name, role in {roles!r}.items():
     user = users.create_user(name)
     if role:
         user.groups.add(Group.objects.get(name=role))
+keys = {{}}
+for name in {roles!r}:
+    out = io.StringIO()
+    call_command("kmq", "sqs-key", "create", name, stdout=out)
+    keys[name] = dict(line.split("=", 1) for line in out.getvalue().splitlines())
+print(json.dumps(keys))
 """
 
 
@@ -48,15 +61,9 @@ def web(kafka: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iter
 def set_up(settings: dict[str, str], queues: list[str]) -> dict[str, dict[str, str]]:
     """A data dir migrated, with cluster "local", ``queues`` registered on it
     (no topics made), a user of each role and an SQS key of each's, by user."""
-    assert manage("migrate", **settings).returncode == 0
     setup = manage("shell", "-c", SETUP.format(roles=USERS, queues=queues), **settings)
     assert setup.returncode == 0, setup.stderr
-    keys = {}
-    for username in USERS:
-        made = manage("kmq", "sqs-key", "create", username, **settings)
-        assert made.returncode == 0, made.stderr
-        keys[username] = dict(line.split("=", 1) for line in made.stdout.splitlines())
-    return keys
+    return json.loads(setup.stdout.splitlines()[-1])
 
 
 def start_web(settings: dict[str, str]) -> tuple[subprocess.Popen, int]:

@@ -17,7 +17,7 @@ from kmqadmin.kafka.client.security.cluster import (
     reference_problem,
 )
 from kmqadmin.kafka.client.security.masking import Masked
-from kmqadmin.kafka.inspect.schema_decoding import RegistrySettings
+from kmqadmin.kafka.inspect.registry_settings import RegistrySettings
 
 
 def _choices(values: tuple[str, ...]) -> list[tuple[str, str]]:

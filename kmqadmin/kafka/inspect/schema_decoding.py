@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,34 +47,18 @@ from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
-from kmqadmin.kafka.client.security.masking import Masked
+from kmqadmin.kafka.inspect.registry_settings import RegistrySettings
 
 log = logging.getLogger(__name__)
 
 MAGIC_BYTE = 0
 NOT_FRAMED = "not framed for a schema registry (no zero magic byte and 4-byte schema id)"
 # A page decodes up to a few hundred records: one that cannot reach the
-# registry must not wait for it on each, so a failed call is remembered.
-REQUEST_TIMEOUT_S = 3.0
+# registry must not wait for it on each, so a failed call is remembered
+# (the request's own bound is registry_settings.REQUEST_TIMEOUT_S).
 DOWN_FOR_S = 15.0
 # protoc runs in our process (grpcio-tools): one compile at a time.
 _PROTOC = threading.Lock()
-
-
-@dataclass(frozen=True)
-class RegistrySettings:
-    """Where a cluster's schema registry is; ``password`` is the secret itself,
-    read from its reference just before use and never stored."""
-
-    url: str
-    username: str = ""
-    password: str = field(default="", repr=False)
-
-    def client_config(self) -> Masked:
-        config = Masked(url=self.url, timeout=REQUEST_TIMEOUT_S, **{"max.retries": 0})
-        if self.username:
-            config["basic.auth.user.info"] = f"{self.username}:{self.password}"
-        return config
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ JARS := .jars
 # beside the jars, shown only when it fails (scripts/quiet).
 MVN := scripts/quiet mvn -q -B
 
-.PHONY: run test chaos sqs-conformance lint format deps services browser clients promtool java maven clean
+.PHONY: run test setup chaos sqs-conformance lint format deps services browser clients promtool java maven clean
 
 run: deps
 	$(BIN)/python manage.py kmq run
@@ -30,13 +30,15 @@ run: deps
 # The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
 # tests/parallel.py keeps each JVM-starting fixture's tests on one of them, and
 # hands the longest groups out first (hence --no-loadscope-reorder: xdist's
-# own order is by test count).
+# own order is by test count). Five, on two cores: half the suite's time is
+# spent waiting (group joins, session and visibility timeouts), and with three
+# workers the CPU sat at 25-50% for its second half (issue 56's timeline).
 # Every test's time is kept in .pytest_cache/junit.xml, to see where it goes.
 # The production-settings part runs beside it (its own broker, PostgreSQL and
 # Redis), its output kept until the suite is done; either failing fails.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 5
 PRODUCTION_LOG := .pytest_cache/production.log
-test: deps lint services browser clients promtool
+test: setup lint services browser clients promtool
 	@mkdir -p .pytest_cache
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 		$(BIN)/pytest -m production -p no:cacheprovider >$(PRODUCTION_LOG) 2>&1 & production=$$!; \
@@ -115,6 +117,21 @@ deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/s
 	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed $(JARS)/elasticmq/.installed \
 	$(JARS)/keycloak/.installed
 
+# A fresh machine's set-up is mostly waiting on downloads and one-core builds:
+# the Python, npm and Maven parts run side by side. The Maven builds stay one
+# after another (each waits for the one before it, if that one has to run):
+# they share ~/.m2, which Maven 3.8 does not lock. apt-get steps (services,
+# browser, promtool) stay out of it: they share dpkg's lock.
+SETUP_JOBS ?= 4
+setup:
+	@$(MAKE) --no-print-directory -j$(SETUP_JOBS) deps clients
+
+$(JARS)/spark/.installed: | $(JARS)/kafka/.installed
+$(JARS)/kmq/.installed: | $(JARS)/spark/.installed
+$(JARS)/schema-registry/.installed: | $(JARS)/kmq/.installed
+$(JARS)/elasticmq/.installed: | $(JARS)/schema-registry/.installed
+$(JARS)/keycloak/.installed: | $(JARS)/elasticmq/.installed
+
 $(JARS)/%/.installed: jvm/%/pom.xml | maven
 	rm -rf $(@D)
 	$(MVN) -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(@D)
@@ -146,8 +163,9 @@ $(JARS)/keycloak/.installed: jvm/keycloak/pom.xml | maven
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12+ not found; set PYTHON=/path/to/python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[console,pipeline,dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check uv==0.13.9
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/uv pip install --quiet \
+		--python $(BIN)/python -e '.[console,pipeline,dev]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

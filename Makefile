@@ -30,13 +30,13 @@ run: deps
 # The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
 # tests/parallel.py keeps each JVM-starting fixture's tests on one of them, and
 # hands the longest groups out first (hence --no-loadscope-reorder: xdist's
-# own order is by test count). Five, on two cores: half the suite's time is
-# spent waiting (group joins, session and visibility timeouts), and with three
-# workers the CPU sat at 25-50% for its second half (issue 56's timeline).
+# own order is by test count). Three: with five the suite is 15% faster (its
+# second half waits more than it computes), but two tests fail under that load
+# (tests/bench/test_console_smoke.py, tests/sqs/test_endpoint.py; issue 56).
 # Every test's time is kept in .pytest_cache/junit.xml, to see where it goes.
 # The production-settings part runs beside it (its own broker, PostgreSQL and
 # Redis), its output kept until the suite is done; either failing fails.
-TEST_WORKERS ?= 5
+TEST_WORKERS ?= 3
 PRODUCTION_LOG := .pytest_cache/production.log
 test: setup lint services browser clients promtool
 	@mkdir -p .pytest_cache

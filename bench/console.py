@@ -239,6 +239,10 @@ def watermark_times(bootstrap: str, topic: str, n: int) -> dict:
         consumer.close()
 
 
+# How long a socket may take to get its first frame before the run gives up.
+FIRST_FRAME_S = 60
+
+
 def viewer_cpu(queue: Queue, args: argparse.Namespace) -> dict:
     client = Client()
     client.force_login(User.objects.get(username="bench"))
@@ -263,13 +267,23 @@ async def watch(url: str, cookie: str, viewers: int, seconds: float, pid: int) -
         for _ in range(viewers)
     ]
     frames = [0] * viewers
+    joined = [asyncio.Event() for _ in range(viewers)]
 
     async def read(i: int) -> None:
         async for _ in sockets[i]:
             frames[i] += 1
+            joined[i].set()
 
     readers = [asyncio.create_task(read(i)) for i in range(viewers)]
-    await asyncio.sleep(2)  # the first frames: the cost of joining is not watching
+    # Each socket's first frame: the cost of joining is not watching (a fixed
+    # 2 s was not enough on a loaded machine, and the window then saw none).
+    try:
+        async with asyncio.timeout(FIRST_FRAME_S):
+            await asyncio.gather(*(event.wait() for event in joined))
+    except TimeoutError:
+        waiting = sum(not event.is_set() for event in joined)
+        message = f"{waiting} of {viewers} sockets got no frame in {FIRST_FRAME_S} s"
+        raise SystemExit(message) from None
     before, frames_before = cpu_seconds(pid), sum(frames)
     await asyncio.sleep(seconds)
     used, received = cpu_seconds(pid) - before, sum(frames) - frames_before

@@ -146,9 +146,9 @@ class Scheduler(PartitionOwner[PartitionState]):
             log.warning("schedules consumer: %s", error)
 
     def _skip(self, record: KafkaMessage, why: str) -> None:
-        self._skipped += 1
         where = f"{record.topic()}/{record.partition()}/{record.offset()}"
         log.warning("skipped schedule record %s: %s", where, why)
+        self._skipped += 1
 
     # --- arming ----------------------------------------------------------
 
@@ -172,8 +172,8 @@ class Scheduler(PartitionOwner[PartitionState]):
                         "schedule %s/%d/%d is gone", self.config.topic, state.partition, offset
                     )
                 elif isinstance(outcome, str):
-                    self._skipped += 1
                     log.warning("schedule on partition %d not fired: %s", state.partition, outcome)
+                    self._skipped += 1
                 elif self._targets.take(
                     self._consumer, state.partition, offset, outcome.target.topic
                 ):

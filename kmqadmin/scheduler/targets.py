@@ -34,7 +34,6 @@ class Targets:
             return False
         if self._topic_exists(consumer, target_topic):
             return True
-        self.undeliverable += 1
         log.error(
             "schedule %s/%d/%d targets missing topic %r; it stays in the "
             "schedules topic and fires at the next start once the topic exists",
@@ -43,11 +42,11 @@ class Targets:
             offset,
             target_topic,
         )
+        self.undeliverable += 1
         return False
 
     def _forbid(self, partition: int, offset: int, target_topic: str) -> None:
         """Never fired; the record stays for an operator to see and cancel."""
-        self.forbidden += 1
         log.error(
             "schedule %s/%d/%d targets %r, which is not among the topic's allowed targets; "
             "skipped, never fired",
@@ -56,6 +55,7 @@ class Targets:
             offset,
             target_topic,
         )
+        self.forbidden += 1
 
     def _topic_exists(self, consumer: Consumer, name: str) -> bool:
         if name not in self._known_topics:

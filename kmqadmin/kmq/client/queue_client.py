@@ -336,8 +336,8 @@ class QueueClient(Closing):
             self._replace_consumer(no_answer, hung)
 
     def _undecodable(self, exc: UndecodableRecord) -> None:
-        self.malformed += 1
         log.warning("%s; rejected, not handed out", exc)
+        self.malformed += 1
 
     def _delivery_count(self, record: KafkaMessage, record_headers: headers.Headers) -> int:
         claimed = headers.find(record_headers, headers.MESSAGE_ID)
@@ -351,9 +351,10 @@ class QueueClient(Closing):
 
     def _malformed(self, record: KafkaMessage, why: str) -> None:
         """Counted and logged with its coordinates; the message is delivered
-        all the same (its id is then its own coordinates: Message.id)."""
-        self.malformed += 1
+        all the same (its id is then its own coordinates: Message.id). Logged
+        first: whoever sees the count finds the coordinates in the log."""
         log.warning("%s/%d/%d: %s", record.topic(), record.partition(), record.offset(), why)
+        self.malformed += 1
 
     @staticmethod
     def _raise_unless_benign(error: KafkaError) -> None:

@@ -251,7 +251,6 @@ class ShareQueueClient(Closing):
         try:
             return headers.decode_count(headers.find(found, headers.REDELIVERY_COUNT))
         except headers.HeaderError as exc:
-            self.malformed += 1
             log.warning(
                 "%s/%d/%d: %s; counted from the broker's delivery count alone",
                 record.topic(),
@@ -259,11 +258,12 @@ class ShareQueueClient(Closing):
                 record.offset(),
                 exc,
             )
+            self.malformed += 1
             return 0
 
     def _undecodable(self, record: KafkaMessage, exc: UndecodableRecord) -> None:
-        self.malformed += 1
         log.warning("%s; to the DLQ, not handed out", exc)
+        self.malformed += 1
         self._to_dlq(record, UNDECODABLE, "")
 
     def _to_dlq(self, record: KafkaMessage, reason: str, detail: str) -> None:

@@ -110,9 +110,11 @@ class RedeliveryTracker(PartitionOwner[MarkersPartition]):
             self._last_commit = time.monotonic()
 
     def _skip(self, state: TrackedPartition, offset: int, exc: markers.MarkerError) -> None:
-        self._skipped += 1
+        """Logged, then counted: whoever reads the count (stats() runs on
+        other threads) finds the marker's coordinates in the log already."""
         where = f"{self.config.markers_topic}/{state.partition}/{offset}"
         log.warning("skipped marker %s: %s", where, exc)
+        self._skipped += 1
 
     def _next_wake(self, state: MarkersPartition) -> int | None:
         return state.open.next_deadline()

@@ -30,13 +30,13 @@ run: deps
 # The suite runs on TEST_WORKERS processes sharing one broker (tests/broker.py);
 # tests/parallel.py keeps each JVM-starting fixture's tests on one of them, and
 # hands the longest groups out first (hence --no-loadscope-reorder: xdist's
-# own order is by test count). Three: with five the suite is 15% faster (its
-# second half waits more than it computes), but under that load the SQS web
-# process once missed tests/sqs/test_endpoint.py's 2 s /healthz (issue 56).
+# own order is by test count). Five, on two cores: the suite's second half
+# waits (on brokers, timeouts, redeliveries) more than it computes, and five
+# take 18 minutes where three took 23 (issue 56).
 # Every test's time is kept in .pytest_cache/junit.xml, to see where it goes.
 # The production-settings part runs beside it (its own broker, PostgreSQL and
 # Redis), its output kept until the suite is done; either failing fails.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 5
 PRODUCTION_LOG := .pytest_cache/production.log
 test: setup lint services browser clients promtool
 	@mkdir -p .pytest_cache

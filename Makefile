@@ -113,7 +113,7 @@ maven: java
 	@command -v mvn >/dev/null || { $(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q maven; }
 
-deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/.installed $(JARS)/spark/.installed \
+deps: $(VENV)/.installed $(VENDOR)/.installed $(JARS)/kafka/classes.jsa $(JARS)/spark/.installed \
 	$(JARS)/kmq/.installed $(JARS)/schema-registry/.installed $(JARS)/elasticmq/.installed \
 	$(JARS)/keycloak/.installed
 
@@ -156,6 +156,12 @@ $(JARS)/keycloak/.installed: jvm/keycloak/pom.xml | maven
 	$(MVN) -f $< dependency:unpack -Dkeycloak.out=$(CURDIR)/$(@D)
 	scripts/quiet $(@D)/bin/kc.sh build --db=dev-mem
 	touch $@
+
+# The embedded broker's class-data-sharing archive: one broker started and
+# stopped, for every later one to start in two thirds of the CPU
+# (kmqadmin/kafka/embedded/class_archive.py).
+$(JARS)/kafka/classes.jsa: $(JARS)/kafka/.installed | $(VENV)/.installed
+	$(BIN)/python -m kmqadmin.kafka.embedded.class_archive $(CURDIR)/$(@D) >/dev/null
 
 # PYTHONWARNINGS: setuptools' "Editable installation" box warns of folders
 # named like the package beside it, which a checkout has by design; it was the

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -19,6 +20,7 @@ from kmqadmin.kafka.admin.topics import (
 from kmqadmin.kafka.client.config import consumer_config, producer_config
 from kmqadmin.kafka.client.errors import EmbeddedBrokerError
 from kmqadmin.kafka.embedded.broker import (
+    CLASS_ARCHIVE,
     JVM_PERFORMANCE_OPTS,
     EmbeddedBroker,
     _cause,
@@ -166,3 +168,14 @@ def test_kafkas_jvm_performance_opts_replace_the_collector_flags(tmp_path, monke
     assert "-XX:+UseG1GC" not in jvm
     monkeypatch.delenv(JVM_PERFORMANCE_OPTS)
     assert "-XX:+UseG1GC" in broker._jvm("java")
+
+
+def test_a_broker_maps_the_class_archive_make_deps_built(tmp_path) -> None:
+    """Its classes come from the archive (kafka/embedded/class_archive.py),
+    not from the jars: the JVM maps the file, and logs no CDS warning (one
+    it could not use, made by another JVM or for other jars, is warned of)."""
+    with EmbeddedBroker(data_dir=tmp_path) as broker:
+        assert broker.process is not None
+        maps = Path(f"/proc/{broker.process.pid}/maps").read_text()
+        assert str(broker.jars / CLASS_ARCHIVE) in maps
+    assert "[cds]" not in broker.log_path.read_text()

@@ -30,17 +30,23 @@ def _spawn(kafka: EmbeddedBroker, queue: QueueTopics, tmp: Path) -> subprocess.P
         )
 
 
+def _rows(table: Path) -> list[dict]:
+    """The rows of the stream's table so far; none while a batch replaces
+    its files (a dynamic partition overwrite deletes the files a reader
+    listed a moment before: read again at the next poll)."""
+    try:
+        return pq.read_table(table).to_pylist() if table.is_dir() else []
+    except FileNotFoundError:
+        return []
+
+
 def _facts(out: Path) -> dict[str, dict]:
-    if not (out / "facts").is_dir():
-        return {}
-    rows = pq.read_table(out / "facts").to_pylist()
-    return {row["kmq_id"]: row for row in rows}
+    return {row["kmq_id"]: row for row in _rows(out / "facts")}
 
 
 def _minute_zero(out: Path) -> tuple[int, int, int] | None:
     """(produced, acked, redelivered) of the story's first minute."""
-    minutes = pq.read_table(out / "minutes").to_pylist()
-    zero = [m for m in minutes if m["minute_ms"] == scenario.T]
+    zero = [m for m in _rows(out / "minutes") if m["minute_ms"] == scenario.T]
     return (zero[0]["produced"], zero[0]["acked"], zero[0]["redelivered"]) if zero else None
 
 

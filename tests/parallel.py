@@ -17,9 +17,9 @@ the session: three idle Kafka nodes, Keycloak or a whole `kmq run` would
 go on taking CPU from every group after it (xdist hands a worker a group's
 tests together, and tells it the next test, so a group's end is known).
 
-The longest groups are handed out first, longest first (the Makefile turns
-off xdist's own order, by test count, which put the 5-test cluster group
-last), and the many short ones after them fill the end evenly: one long
+The longest groups are handed out first, in order of length (the Makefile
+turns off xdist's own order, by test count, which put the 5-test cluster
+group last), and the many short ones after them fill the end evenly: one long
 group started while the other workers have nothing left is the run's tail
 (tests/test_run_outages.py, collected last, was).
 """

@@ -19,10 +19,11 @@ from kmqadmin.kafka.embedded.broker import CLASS_ARCHIVE, DEFAULT_JARS, Embedded
 
 def build(jars: Path = DEFAULT_JARS) -> Path:
     """The archive of the classes a broker of ``jars`` loads to start and serve
-    metadata, written beside them (replacing an older one only once done)."""
+    metadata, written beside them. An older one goes first (the building
+    broker would map it); the new one takes its name only once complete."""
     archive = jars / CLASS_ARCHIVE
     written = archive.with_name(f"{CLASS_ARCHIVE}.partial")
-    archive.unlink(missing_ok=True)  # a broker would map it while this one dumps
+    archive.unlink(missing_ok=True)
     written.unlink(missing_ok=True)
     with EmbeddedBroker(jars=jars, jvm_options=[f"-XX:ArchiveClassesAtExit={written}"]):
         pass  # started means it answered a metadata request
